@@ -13,16 +13,23 @@ from __future__ import annotations
 import os
 from typing import Any, Dict, List, Optional
 
-import yaml
-
 from ansible_collections.dsxos.cluster.plugins.module_utils.recipe_errors import RecipeLoadError
 
-try:  # pragma: no cover - depends on how PyYAML was built
-    from yaml import CSafeLoader as SafeLoader, CSafeDumper as SafeDumper
-    HAS_LIBYAML = True
-except ImportError:  # pragma: no cover
-    from yaml import SafeLoader, SafeDumper  # type: ignore
-    HAS_LIBYAML = False
+try:
+    import yaml
+    HAS_YAML = True
+    YAML_IMPORT_ERROR = None
+except ImportError as _exc:  # pragma: no cover - PyYAML ships with ansible-core
+    HAS_YAML = False
+    YAML_IMPORT_ERROR = _exc
+
+HAS_LIBYAML = False
+if HAS_YAML:
+    try:  # pragma: no cover - depends on how PyYAML was built
+        from yaml import CSafeLoader as SafeLoader, CSafeDumper as SafeDumper
+        HAS_LIBYAML = True
+    except ImportError:  # pragma: no cover
+        from yaml import SafeLoader, SafeDumper  # type: ignore
 
 MAX_BYTES = 4 * 1024 * 1024
 MAX_EXPANDED_NODES = 200_000

@@ -1,0 +1,175 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, dsxos.cluster contributors
+# Apache License 2.0 (see LICENSE)
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: bundle_render
+short_description: Render a resolved recipe into a Helm, Argo CD or Flux deployment bundle
+version_added: "0.1.0"
+description:
+  - Computes each component's Helm values (component C(values.yaml), then C(valuesFile), then recipe
+    C(overrides), then O(values_overrides)), renders manifest templates with Jinja2 and writes a bundle
+    for the chosen O(deployer).
+  - The bundle is written atomically (rendered into a temporary directory, then swapped in); a failed render
+    leaves the previous bundle untouched. C(changed) is reported only when a file's content or mode differs.
+  - Every bundle holds C(recipe.yaml) and C(checksums.txt) (sha256 of every file, C(recipe.yaml) included).
+author:
+  - dsxos.cluster contributors
+extends_documentation_fragment:
+  - dsxos.cluster.recipe_source
+options:
+  recipe:
+    description: The RecipeResult returned by M(dsxos.cluster.recipe_resolve) (its C(recipe) key).
+    type: dict
+    required: true
+  dest:
+    description:
+      - Directory that receives the bundle. Created when missing; replaced atomically when it holds a bundle.
+      - A non-empty directory that is not a bundle (no C(recipe.yaml) or C(checksums.txt)) is refused unless O(force=true).
+    type: path
+    required: true
+  deployer:
+    description:
+      - C(helm) writes AICR's layout with C(deploy.sh)/C(undeploy.sh) (retries, C(--dry-run)).
+      - C(argocd) writes an app-of-apps and one multi-source Application per component (needs C(repo_url) and
+        C(revision) in O(deployer_options)).
+      - C(flux) writes HelmRepository/OCIRepository and HelmRelease objects with C(dependsOn) and a C(kustomization.yaml).
+    type: str
+    choices: [helm, argocd, flux]
+    default: helm
+  deployer_options:
+    description:
+      - Options of the deployer, see the collection's C(docs/bundles.md). Unknown keys are refused.
+      - "helm: C(timeout), C(wait), C(retries). argocd: C(repo_url), C(revision), C(path), C(automated), C(prune),
+        C(self_heal), C(project), C(namespace), C(destination_server), C(app_of_apps_name).
+        flux: C(interval), C(values_from) (C(inline) or C(configmap)), C(flux_namespace)."
+    type: dict
+    default: {}
+  values_overrides:
+    description: Per-component Helm values merged last (maps merge, lists and scalars replace), like AICR's C(--set).
+    type: dict
+    default: {}
+  disabled_components:
+    description: Components to leave out of the bundle.
+    type: list
+    elements: str
+    default: []
+  force:
+    description: Allow replacing a non-empty O(dest) that does not look like a bundle.
+    type: bool
+    default: false
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: full
+"""
+
+EXAMPLES = r"""
+- name: Resolve
+  dsxos.cluster.recipe_resolve:
+    criteria: {service: eks, accelerator: h100, os: ubuntu, intent: training}
+  register: resolved
+
+- name: Render a Helm bundle
+  dsxos.cluster.bundle_render:
+    recipe: "{{ resolved.recipe }}"
+    dest: /srv/bundles/h100-eks
+    deployer: helm
+
+- name: Render Argo CD Applications that read values from the GitOps repo
+  dsxos.cluster.bundle_render:
+    recipe: "{{ resolved.recipe }}"
+    dest: /srv/gitops/clusters/prod
+    deployer: argocd
+    deployer_options:
+      repo_url: https://git.example.com/platform/gitops.git
+      revision: main
+      path: clusters/prod
+"""
+
+RETURN = r"""
+dest:
+  description: Where the bundle is.
+  returned: success
+  type: str
+deployer:
+  description: The deployer used.
+  returned: success
+  type: str
+files:
+  description: Every file of the bundle (relative paths).
+  returned: success
+  type: list
+  elements: str
+added:
+  description: Files that did not exist before.
+  returned: success
+  type: list
+  elements: str
+removed:
+  description: Files of the previous bundle that are gone.
+  returned: success
+  type: list
+  elements: str
+modified:
+  description: Files whose content or mode changed.
+  returned: success
+  type: list
+  elements: str
+components:
+  description: Components in deployment order with C(name), C(type), C(version), C(namespace), C(order), C(repository), C(chart), C(manifests).
+  returned: success
+  type: list
+  elements: dict
+elapsed_ms:
+  description: Time spent rendering and writing, in milliseconds.
+  returned: success
+  type: float
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.dsxos.cluster.plugins.module_utils.recipe_errors import RecipeError
+
+try:
+    from ansible_collections.dsxos.cluster.plugins.module_utils.configure_phase import render_recipe_bundle
+    IMPORT_ERROR = None
+except ImportError as exc:  # pragma: no cover - missing PyYAML/Jinja2
+    IMPORT_ERROR = exc
+
+
+def main() -> None:
+    module = AnsibleModule(
+        argument_spec=dict(
+            recipe=dict(type="dict", required=True),
+            dest=dict(type="path", required=True),
+            deployer=dict(type="str", default="helm", choices=["helm", "argocd", "flux"]),
+            deployer_options=dict(type="dict", default={}),
+            recipe_dirs=dict(type="list", elements="path", default=[]),
+            include_builtin=dict(type="bool", default=True),
+            values_overrides=dict(type="dict", default={}),
+            disabled_components=dict(type="list", elements="str", default=[]),
+            force=dict(type="bool", default=False),
+        ),
+        supports_check_mode=True,
+    )
+    if IMPORT_ERROR is not None:
+        module.fail_json(msg="dsxos.cluster.bundle_render needs PyYAML and Jinja2: %s" % IMPORT_ERROR)
+    p = module.params
+    try:
+        result = render_recipe_bundle(
+            p["recipe"], p["dest"], p["deployer"], p["deployer_options"], p["recipe_dirs"], p["include_builtin"],
+            p["values_overrides"], p["disabled_components"], p["force"],
+            check_mode=module.check_mode, want_diff=module._diff)
+    except RecipeError as err:
+        module.fail_json(msg=str(err), error=err.to_dict())
+    except OSError as err:
+        module.fail_json(msg="cannot write bundle to %s: %s" % (p["dest"], err))
+    module.exit_json(**result)
+
+
+if __name__ == "__main__":
+    main()
