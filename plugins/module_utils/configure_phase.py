@@ -35,6 +35,40 @@ from ansible_collections.dsxos.cluster.plugins.module_utils.snapshot import (
 )
 
 
+#: Argument specs shared by the modules (docs, direct execution) and the controller-side action plugins.
+RECIPE_SOURCE_SPEC: Dict[str, Any] = dict(
+    recipe_dirs=dict(type="list", elements="path", default=[]),
+    include_builtin=dict(type="bool", default=True),
+)
+RESOLVE_SPEC: Dict[str, Any] = dict(
+    RECIPE_SOURCE_SPEC,
+    criteria=dict(type="dict", default={}),
+    disabled_components=dict(type="list", elements="str", default=[]),
+    snapshot=dict(type="dict"),
+    infer=dict(type="bool", default=False),
+)
+RENDER_SPEC: Dict[str, Any] = dict(
+    RECIPE_SOURCE_SPEC,
+    recipe=dict(type="dict", required=True),
+    dest=dict(type="path", required=True),
+    deployer=dict(type="str", default="helm", choices=["helm", "argocd", "flux"]),
+    deployer_options=dict(type="dict", default={}),
+    values_overrides=dict(type="dict", default={}),
+    disabled_components=dict(type="list", elements="str", default=[]),
+    force=dict(type="bool", default=False),
+)
+CONSTRAINT_SPEC: Dict[str, Any] = dict(
+    constraints=dict(type="list", elements="dict", default=[]),
+    recipe=dict(type="dict"),
+    phases=dict(type="list", elements="str", default=[]),
+    snapshot=dict(type="dict"),
+    host_facts=dict(type="dict"),
+    measurements=dict(type="dict", default={}),
+    missing_is_failure=dict(type="bool", default=False),
+    fail_on_violation=dict(type="bool", default=False),
+)
+
+
 def _plain(obj: Any) -> Any:
     if hasattr(obj, "to_dict"):
         return obj.to_dict()
@@ -69,7 +103,7 @@ def resolve_recipe(criteria: Optional[Mapping[str, Any]], recipe_dirs: Sequence[
             if name not in query and value not in (ANY, 0):
                 query[name] = value
     store = RecipeStore.load(list(recipe_dirs), include_builtin=include_builtin)
-    wanted = validate_criteria(query, store=store)
+    wanted = validate_criteria(query, store.extra_criteria_values)
     result = resolve(store, wanted, disabled=list(disabled_components))
     return {
         "recipe": result.to_dict(),
@@ -148,3 +182,32 @@ def check_constraints(constraints: Optional[List[Mapping[str, Any]]] = None,
         "violations": violated,
         "snapshot": snap.to_dict(),
     }
+
+
+def run_resolve(args: Mapping[str, Any], check_mode: bool = False, diff: bool = False) -> Dict[str, Any]:
+    """Adapter for the ``recipe_resolve`` module/action (validated ``args``)."""
+    del check_mode, diff  # read-only
+    out = resolve_recipe(args["criteria"], args["recipe_dirs"], args["include_builtin"],
+                         args["disabled_components"], args.get("snapshot"), args["infer"])
+    out["changed"] = False
+    return out
+
+
+def run_render(args: Mapping[str, Any], check_mode: bool = False, diff: bool = False) -> Dict[str, Any]:
+    """Adapter for the ``bundle_render`` module/action (validated ``args``)."""
+    return render_recipe_bundle(
+        args["recipe"], args["dest"], args["deployer"], args["deployer_options"], args["recipe_dirs"],
+        args["include_builtin"], args["values_overrides"], args["disabled_components"], args["force"],
+        check_mode=check_mode, want_diff=diff)
+
+
+def run_constraint_check(args: Mapping[str, Any], check_mode: bool = False, diff: bool = False) -> Dict[str, Any]:
+    """Adapter for the ``constraint_check`` module/action: fails only when asked to."""
+    del check_mode, diff  # read-only
+    out = check_constraints(args["constraints"], args.get("recipe"), args["phases"], args.get("snapshot"),
+                            args.get("host_facts"), args["measurements"], args["missing_is_failure"])
+    out["changed"] = False
+    if args["fail_on_violation"] and not out["summary"]["ok"]:
+        out["failed"] = True
+        out["msg"] = "constraints violated: " + "; ".join(v["message"] for v in out["violations"])
+    return out

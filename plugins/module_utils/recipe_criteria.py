@@ -47,13 +47,15 @@ def allowed_values(name: str, extra_values: Optional[Mapping[str, Iterable[str]]
     return values
 
 
-def validate_criteria(data: Any, extra_values: Optional[Mapping[str, Iterable[str]]] = None) -> Criteria:
+def validate_criteria(data: Any, extra_values: Optional[Mapping[str, Iterable[str]]] = None, store: Any = None) -> Criteria:
     """Validate a criteria query (a mapping or a :class:`Criteria`) and return it normalized.
 
     Unknown fields and values outside ``model.CRITERIA_VALUES`` (plus ``extra_values``,
-    the values that overlays of user recipe directories use) raise
+    or the values used by overlays of the user directories of ``store``) raise
     :class:`RecipeResolveError` listing what is allowed.  ``nodes`` must be an int >= 0.
     """
+    if store is not None and extra_values is None:
+        extra_values = store.extra_criteria_values
     if isinstance(data, Criteria):
         data = data.to_dict()
     if data is None:

@@ -132,42 +132,22 @@ elapsed_ms:
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure_phase import RENDER_SPEC, run_render
 from ansible_collections.dsxos.cluster.plugins.module_utils.recipe_errors import RecipeError
-
-try:
-    from ansible_collections.dsxos.cluster.plugins.module_utils.configure_phase import render_recipe_bundle
-    IMPORT_ERROR = None
-except ImportError as exc:  # pragma: no cover - missing PyYAML/Jinja2
-    IMPORT_ERROR = exc
 
 
 def main() -> None:
-    module = AnsibleModule(
-        argument_spec=dict(
-            recipe=dict(type="dict", required=True),
-            dest=dict(type="path", required=True),
-            deployer=dict(type="str", default="helm", choices=["helm", "argocd", "flux"]),
-            deployer_options=dict(type="dict", default={}),
-            recipe_dirs=dict(type="list", elements="path", default=[]),
-            include_builtin=dict(type="bool", default=True),
-            values_overrides=dict(type="dict", default={}),
-            disabled_components=dict(type="list", elements="str", default=[]),
-            force=dict(type="bool", default=False),
-        ),
-        supports_check_mode=True,
-    )
-    if IMPORT_ERROR is not None:
-        module.fail_json(msg="dsxos.cluster.bundle_render needs PyYAML and Jinja2: %s" % IMPORT_ERROR)
-    p = module.params
+    # Normally the controller-side action plugin of the same name runs this logic; the module is its
+    # documentation and also works when executed directly (recipes and bundles on the executing host).
+    module = AnsibleModule(argument_spec=RENDER_SPEC, supports_check_mode=True)
     try:
-        result = render_recipe_bundle(
-            p["recipe"], p["dest"], p["deployer"], p["deployer_options"], p["recipe_dirs"], p["include_builtin"],
-            p["values_overrides"], p["disabled_components"], p["force"],
-            check_mode=module.check_mode, want_diff=module._diff)
+        result = run_render(module.params, module.check_mode, module._diff)
     except RecipeError as err:
         module.fail_json(msg=str(err), error=err.to_dict())
     except OSError as err:
-        module.fail_json(msg="cannot write bundle to %s: %s" % (p["dest"], err))
+        module.fail_json(msg="%s: %s" % (getattr(err, "filename", None) or "I/O error", err.strerror or err))
+    if result.pop("failed", False):
+        module.fail_json(**result)
     module.exit_json(**result)
 
 

@@ -99,41 +99,23 @@ snapshot:
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure_phase import CONSTRAINT_SPEC, run_constraint_check
 from ansible_collections.dsxos.cluster.plugins.module_utils.recipe_errors import RecipeError
-
-try:
-    from ansible_collections.dsxos.cluster.plugins.module_utils.configure_phase import check_constraints
-    IMPORT_ERROR = None
-except ImportError as exc:  # pragma: no cover - missing PyYAML/Jinja2
-    IMPORT_ERROR = exc
 
 
 def main() -> None:
-    module = AnsibleModule(
-        argument_spec=dict(
-            constraints=dict(type="list", elements="dict", default=[]),
-            recipe=dict(type="dict"),
-            phases=dict(type="list", elements="str", default=[]),
-            snapshot=dict(type="dict"),
-            host_facts=dict(type="dict"),
-            measurements=dict(type="dict", default={}),
-            missing_is_failure=dict(type="bool", default=False),
-            fail_on_violation=dict(type="bool", default=False),
-        ),
-        supports_check_mode=True,
-    )
-    if IMPORT_ERROR is not None:
-        module.fail_json(msg="dsxos.cluster.constraint_check needs PyYAML and Jinja2: %s" % IMPORT_ERROR)
-    p = module.params
+    # Normally the controller-side action plugin of the same name runs this logic; the module is its
+    # documentation and also works when executed directly (recipes and bundles on the executing host).
+    module = AnsibleModule(argument_spec=CONSTRAINT_SPEC, supports_check_mode=True)
     try:
-        result = check_constraints(p["constraints"], p["recipe"], p["phases"], p["snapshot"], p["host_facts"],
-                                   p["measurements"], p["missing_is_failure"])
+        result = run_constraint_check(module.params, module.check_mode, module._diff)
     except RecipeError as err:
         module.fail_json(msg=str(err), error=err.to_dict())
-    if p["fail_on_violation"] and not result["summary"]["ok"]:
-        module.fail_json(msg="constraints violated: " + "; ".join(v["message"] for v in result["violations"]),
-                         **result)
-    module.exit_json(changed=False, **result)
+    except OSError as err:
+        module.fail_json(msg="%s: %s" % (getattr(err, "filename", None) or "I/O error", err.strerror or err))
+    if result.pop("failed", False):
+        module.fail_json(**result)
+    module.exit_json(**result)
 
 
 if __name__ == "__main__":

@@ -98,36 +98,23 @@ elapsed_ms:
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure_phase import RESOLVE_SPEC, run_resolve
 from ansible_collections.dsxos.cluster.plugins.module_utils.recipe_errors import RecipeError
-
-try:
-    from ansible_collections.dsxos.cluster.plugins.module_utils.configure_phase import resolve_recipe
-    IMPORT_ERROR = None
-except ImportError as exc:  # pragma: no cover - missing PyYAML/Jinja2
-    IMPORT_ERROR = exc
 
 
 def main() -> None:
-    module = AnsibleModule(
-        argument_spec=dict(
-            criteria=dict(type="dict", default={}),
-            recipe_dirs=dict(type="list", elements="path", default=[]),
-            include_builtin=dict(type="bool", default=True),
-            disabled_components=dict(type="list", elements="str", default=[]),
-            snapshot=dict(type="dict"),
-            infer=dict(type="bool", default=False),
-        ),
-        supports_check_mode=True,
-    )
-    if IMPORT_ERROR is not None:
-        module.fail_json(msg="dsxos.cluster.recipe_resolve needs PyYAML and Jinja2: %s" % IMPORT_ERROR)
-    params = module.params
+    # Normally the controller-side action plugin of the same name runs this logic; the module is its
+    # documentation and also works when executed directly (recipes and bundles on the executing host).
+    module = AnsibleModule(argument_spec=RESOLVE_SPEC, supports_check_mode=True)
     try:
-        result = resolve_recipe(params["criteria"], params["recipe_dirs"], params["include_builtin"],
-                                params["disabled_components"], params["snapshot"], params["infer"])
+        result = run_resolve(module.params, module.check_mode, module._diff)
     except RecipeError as err:
         module.fail_json(msg=str(err), error=err.to_dict())
-    module.exit_json(changed=False, **result)
+    except OSError as err:
+        module.fail_json(msg="%s: %s" % (getattr(err, "filename", None) or "I/O error", err.strerror or err))
+    if result.pop("failed", False):
+        module.fail_json(**result)
+    module.exit_json(**result)
 
 
 if __name__ == "__main__":

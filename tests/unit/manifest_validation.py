@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import importlib.util
 import os
 from typing import Any, Dict, Iterable, List, Tuple
 
@@ -30,11 +31,17 @@ import yaml
 from ansible_collections.dsxos.cluster.plugins.module_utils.recipe_model import (
     ComponentBundle, ComponentRef, Criteria, RecipeResult)
 
-try:
-    from conftest import SHARED_DIR  # tests/conftest.py (rootdir on sys.path under pytest)
-except ImportError:  # pragma: no cover
-    SHARED_DIR = os.environ.get("DSXOS_SHARED_DIR", os.path.join(
-        os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "..", "shared"))
+
+def _tests_conftest() -> Any:
+    """tests/conftest.py, loaded by path (``import conftest`` could pick another conftest)."""
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "conftest.py")
+    spec = importlib.util.spec_from_file_location("dsxos_tests_conftest", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+SHARED_DIR = _tests_conftest().SHARED_DIR
 
 K8S_VERSION = "1.33"
 CRD_DIR = os.path.join(SHARED_DIR, "schemas", "crds")

@@ -79,6 +79,7 @@ def _tree_with_new_value(root):
 def test_user_dir_overlay_values_are_allowed(tmp_path):
     _tree_with_new_value(tmp_path / "user")
     store = RecipeStore.load([str(tmp_path / "user")], include_builtin=False)
+    assert validate_criteria({"accelerator": "h300"}, store=store).accelerator == "h300"
     result = resolve(store, {"accelerator": "h300"})
     assert result.applied_overlays == ["base", "h300"]
     assert result.component("gpu-operator").version == "3"
