@@ -28,7 +28,8 @@ total=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }'
 ran=${#passed[@]}
 [ -n "$failed" ] && ran=$((ran + 1))
 not_run=$(( $# - ran ))
-detail="$(IFS=,; echo "${timings[*]}" | sed 's/,/, /g')"
+detail="$(printf '%s, ' "${timings[@]}")"
+detail="${detail%, }"
 if [ -n "$failed" ]; then
     printf '========== 1 failed (%s), %d passed, %d not run in %ss [%s] ==========\n' "$failed" "${#passed[@]}" "$not_run" "$total" "$detail"
     exit 1

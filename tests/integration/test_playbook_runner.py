@@ -112,3 +112,24 @@ def test_inventory_as_mapping_and_playbook_as_path(ansible_run, tmp_path: Path) 
     result = ansible_run(str(book), inventory=inventory)
     assert sorted(r["msg"] for r in result.results("Say my name")) == ["alpha", "beta"]
     assert result.task("Say my name", host="beta")["msg"] == "beta"
+
+
+def test_loop_items_are_recorded_one_by_one(ansible_run) -> None:
+    play = """
+- name: Loop
+  hosts: localhost
+  gather_facts: false
+  tasks:
+    - name: Visit each
+      ansible.builtin.debug:
+        msg: "at {{ place }}"
+      loop: [alpha, beta, gamma]
+      loop_control:
+        loop_var: place
+      when: place != 'beta'
+"""
+    result = ansible_run(play)
+    records = result.results("Visit each")
+    assert [r["item"] for r in records] == ["alpha", "beta", "gamma"]
+    assert [r["status"] for r in records] == ["ok", "skipped", "ok"]
+    assert records[0]["msg"] == "at alpha" and records[0]["loop_var"] == "place"

@@ -104,9 +104,10 @@ def _provider_id(profile: NodeProfile, name: str, index: int) -> str:
 
 
 def build_node(profile: NodeProfile, index: int, name_prefix: str | None = None, labels: dict[str, str] | None = None,
-               taints: list[dict[str, Any]] | None = None, cluster_uuid: str = "6a1e7c52-0d3f-4a5b-9c8e-2b7d1f0e9a34") -> dict[str, Any]:
-    """A ready ``Node`` object for profile ``profile`` (the index-th node of the cluster)."""
-    name = _node_name(profile, index, name_prefix)
+               taints: list[dict[str, Any]] | None = None, cluster_uuid: str = "6a1e7c52-0d3f-4a5b-9c8e-2b7d1f0e9a34",
+               name_index: int | None = None) -> dict[str, Any]:
+    """A ready ``Node`` object for profile ``profile`` (the index-th node of the cluster; ``name_prefix`` + ``name_index`` names it)."""
+    name = _node_name(profile, index if name_index is None else name_index, name_prefix)
     rack = index // max(1, profile.nodes_per_rack)
     node_labels: dict[str, str] = {
         "kubernetes.io/hostname": name, "kubernetes.io/os": "linux", "kubernetes.io/arch": profile.arch,

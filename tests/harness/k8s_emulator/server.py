@@ -290,6 +290,8 @@ class ApiFrontend:
                                    f'User "{user}" cannot {verb} resource "{route.resource}" in API group "{rt.group}" {scope}')
         body = self._body(req, raw)
         dry_run = query.get("dryRun") == "All" or (isinstance(body, dict) and "All" in (body.get("dryRun") or ()))
+        if isinstance(body, dict) and isinstance(body.get("deleteOptions"), dict) and "All" in (body["deleteOptions"].get("dryRun") or ()):
+            dry_run = True
         store = self.emu.store
         if rt.namespaced and route.namespace is None and verb not in ("list", "watch"):
             raise ApiError(405, "the server does not allow this method on the requested resource", "MethodNotAllowed")

@@ -27,7 +27,7 @@ Key = tuple[str, str, str]  # (storage, namespace, name)
 Listener = Callable[[str, str, dict[str, Any], "dict[str, Any] | None"], None]
 
 
-@dataclass
+@dataclass(eq=False)
 class Watcher:
     """One open watch: what it filters on and the queue its events go to."""
 
@@ -86,6 +86,10 @@ def convert_event(obj: dict[str, Any], rt: ResourceType) -> dict[str, Any]:
         src, dst = (core, new) if rt.group else (new, core)
         if src in out:
             out[dst] = out.pop(src)
+    if rt.group and not out.get("eventTime"):
+        # events.k8s.io/v1 requires eventTime; core events created without one get their first/creation timestamp
+        stamp = out.get("deprecatedFirstTimestamp") or out["metadata"].get("creationTimestamp", "")
+        out["eventTime"] = stamp.replace("Z", ".000000Z") if stamp.endswith("Z") and "." not in stamp else stamp
     return out
 
 

@@ -1,0 +1,63 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, dsxos.cluster contributors
+# Apache License 2.0 (see LICENSE)
+"""``python -m tests.harness.k8s_emulator serve --nodes 8 --profile h100-eks --kubeconfig ./out/kubeconfig``."""
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import sys
+import threading
+from typing import Any
+
+from .emulator import DEFAULT_GIT_VERSION, Emulator
+from .profiles import PROFILES
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m tests.harness.k8s_emulator", description="Kubernetes API emulator for tests")
+    sub = parser.add_subparsers(dest="command", required=True)
+    serve = sub.add_parser("serve", help="serve until SIGTERM/SIGINT")
+    serve.add_argument("--nodes", type=int, default=4, help="number of nodes to seed (default 4)")
+    serve.add_argument("--profile", default="h100-eks", choices=sorted(PROFILES), help="node profile")
+    serve.add_argument("--kubeconfig", default="./out/kubeconfig", help="where to write the kubeconfig")
+    serve.add_argument("--port", type=int, default=0, help="TCP port on 127.0.0.1 (0 = random free port)")
+    serve.add_argument("--time-scale", type=float, default=1.0, help="emulated-delay multiplier (0.01: 30 s grace -> 0.3 s)")
+    serve.add_argument("--git-version", default=DEFAULT_GIT_VERSION, help="version reported by /version")
+    serve.add_argument("--pods-per-node", type=int, default=0, help="bulk-seed this many Running pods per node")
+    serve.add_argument("--require-auth", action="store_true", help="reject requests without the kubeconfig's token (401)")
+    serve.add_argument("--crds", action="append", default=[], help="YAML file of CustomResourceDefinitions to serve (repeatable)")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point; returns the exit status."""
+    args = _parser().parse_args(argv)
+    emu = Emulator(time_scale=args.time_scale, git_version=args.git_version, port=args.port, require_auth=args.require_auth)
+    for path in args.crds:
+        emu.register_crds_from_file(path)
+    if args.nodes:
+        emu.add_nodes(args.nodes, args.profile)
+    if args.pods_per_node:
+        emu.seed_pods(args.pods_per_node)
+    emu.start()
+    emu.write_kubeconfig(args.kubeconfig)
+    done = threading.Event()
+
+    def _stop(_signum: int, _frame: Any) -> None:
+        done.set()
+    signal.signal(signal.SIGTERM, _stop)
+    signal.signal(signal.SIGINT, _stop)
+    sys.stdout.write(f"{args.kubeconfig}\n")
+    sys.stdout.write(json.dumps({"url": emu.url, "kubeconfig": args.kubeconfig, "nodes": args.nodes, "profile": args.profile,
+                                 "time_scale": emu.time_scale}) + "\n")
+    sys.stdout.flush()
+    while not done.wait(0.5):
+        pass
+    emu.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
