@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, dsxos.cluster contributors
 # Apache License 2.0 (see LICENSE)
@@ -26,7 +25,7 @@ import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(REPO, "tests"))
-import conftest  # noqa: E402,F401  pylint: disable=unused-import,wrong-import-position  (makes the tree importable)
+import conftest  # noqa: E402,F401  # pylint: disable=unused-import,wrong-import-position
 
 from ansible_collections.dsxos.cluster.plugins.module_utils.bundle_render import render_bundle  # noqa: E402
 from ansible_collections.dsxos.cluster.plugins.module_utils.bundle_writer import write_bundle  # noqa: E402
@@ -60,7 +59,7 @@ def bench_in_process(repeat: int) -> dict:
     per_bundle_written = []
     total_start = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
-        for _ in range(repeat):
+        for dummy in range(repeat):
             for name in leaves:
                 criteria = store.overlays[name].criteria
                 for deployer, options in DEPLOYER_OPTIONS.items():

@@ -47,6 +47,10 @@ _MEANINGLESS_LINE = re.compile(r"^\s*(#.*)?$|^\s*(---|\.\.\.)\s*(#.*)?$")
 _ENV: Any = None
 
 
+#: Manifests named ``*.j2`` (Jinja2 templates that are not YAML before rendering) lose the suffix.
+TEMPLATE_SUFFIX = ".j2"
+
+
 def _to_yaml(value: Any) -> str:
     return dump_yaml(value).rstrip("\n")
 
@@ -194,6 +198,8 @@ def build_component_bundles(store: RecipeStore, result: RecipeResult,
         sources: Dict[str, str] = {}
         for relpath in ref.manifest_files:
             key = posixpath.basename(relpath)
+            if key.endswith(TEMPLATE_SUFFIX):  # x.yaml.j2 renders to x.yaml
+                key = key[:-len(TEMPLATE_SUFFIX)]
             if key in sources:
                 raise RenderError("two manifests of component %r have the same file name %r (%s and %s)"
                                   % (name, key, sources[key], relpath),

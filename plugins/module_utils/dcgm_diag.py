@@ -15,7 +15,7 @@ Two JSON shapes are understood:
   "entity_groups": [...], "metadata": {"version", "Driver Version Detected"}}``.
 
 :func:`parse_dcgm_diag` turns either into per-test results ``{test, category, status
-(pass|fail|warn|skip), gpu_ids, failed_gpu_ids, error_codes, messages, info, entities}``;
+(pass|fail|warn|skip), gpu_ids, failed_gpu_ids, warned_gpu_ids, error_codes, messages, info, entities}``;
 :func:`diag_checks` turns a parsed report into health checks (same shape as
 :mod:`gpu_health`'s checks) with actions from :mod:`fault_catalog`.
 """
@@ -193,6 +193,7 @@ def _parse_test(category: str, test: Dict[str, Any]) -> Dict[str, Any]:
         "status": _worst(statuses),
         "gpu_ids": sorted({gpu for e in entities for gpu in e["gpu_ids"]}),
         "failed_gpu_ids": sorted({gpu for e in entities if e["status"] == "fail" for gpu in e["gpu_ids"]}),
+        "warned_gpu_ids": sorted({gpu for e in entities if e["status"] == "warn" for gpu in e["gpu_ids"]}),
         "error_codes": sorted({code for item in everything for code in item["error_codes"]}),
         "messages": messages,
         "info": info,
@@ -251,6 +252,12 @@ def parse_dcgm_diag(output: Any, source: str = "dcgmi diag -j") -> Dict[str, Any
             "runtime_error": runtime_error, "tests": tests, "counts": counts, "gpu_serials": serials}
 
 
+def error_report(message: str, version: Optional[str] = None) -> Dict[str, Any]:
+    """A report for a diagnostic that could not run or whose output could not be read."""
+    return {"format": None, "version": version, "driver_version": None, "status": "error", "runtime_error": message,
+            "tests": [], "counts": {status: 0 for status in STATUS_RANK}, "gpu_serials": {}}
+
+
 def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_") or "test"
 
@@ -268,10 +275,10 @@ def diag_checks(report: Dict[str, Any], level: Optional[int] = None) -> List[Dic
         if test["status"] not in ("fail", "warn"):
             continue
         faults = [lookup_dcgm_error(code) for code in test["error_codes"]]
-        action = strongest_action(f.action for f in faults) if faults else "contact_support"
-        if action == "none":
-            action = "contact_support" if test["status"] == "fail" else "none"
-        gpus = test["failed_gpu_ids"] or test["gpu_ids"]
+        action = strongest_action(f.action for f in faults)
+        if action == "none" and test["status"] == "fail":
+            action = "contact_support"  # DCGM failed the test; without a known code nobody can say more
+        gpus = (test["failed_gpu_ids"] if test["status"] == "fail" else test["warned_gpu_ids"]) or test["gpu_ids"]
         where = " on GPU %s" % ",".join(str(g) for g in gpus) if gpus else ""
         detail = "; ".join(test["messages"][:3])
         checks.append({

@@ -81,9 +81,12 @@ _BINARY_RE = re.compile(r"\b(all_reduce|all_gather|alltoall|reduce_scatter|broad
 _NCCL_MSG_RE = re.compile(r"\bNCCL (WARN|ERROR)\b:?\s*(.*)$")
 _NCCL_INFO_RE = re.compile(r"\bNCCL INFO\b")
 _NCCL_HOST_RE = re.compile(r"^\s*\[?([A-Za-z0-9_.-]+?)(?:\]|:|\s)")
-_TEST_FAIL_RE = re.compile(r"^\s*(?:([A-Za-z0-9_.-]+):\s+)?(Test (?:NCCL |CUDA )?failure|Test timeout|Cuda failure|NCCL failure|Failed, NCCL error|Failed: Cuda error)\b\s*(.*)$")
+_TEST_FAIL_RE = re.compile(r"^\s*(?:([A-Za-z0-9_.-]+):\s+)?"
+                           r"(Test (?:NCCL |CUDA )?failure|Test timeout|Cuda failure|NCCL failure|Failed, NCCL error|Failed: Cuda error)"
+                           r"\b\s*(.*)$")
 _TEST_TRACE_RE = re.compile(r"^\s*\.\.\s+\S+\s+pid\s+\d+:\s+Test failure")
 _HYPERCUBE_SKIP_RE = re.compile(r"nRanks\s+(\d+)\s+is not a power of 2, skipping")
+_NON_TEXT_RE = re.compile("[\x00-\x08\x0e-\x1f\x7f\ufffd]")
 _INT_RE = re.compile(r"^-?\d+$")
 _TYPE_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 _ABORT_RES = (
@@ -355,8 +358,7 @@ def _clean(line: str) -> str:
 def _decode(data: Union[str, bytes]) -> Tuple[str, int]:
     """Text and the number of characters that are not printable text (binary noise)."""
     text = data.decode("utf-8", errors="replace") if isinstance(data, (bytes, bytearray)) else str(data)
-    bad = sum(1 for ch in text if ch == "\ufffd" or (ord(ch) < 32 and ch not in "\t\n\r\f\v") or ch == "\x7f")
-    return text, bad
+    return text, len(_NON_TEXT_RE.findall(text))
 
 
 @dataclass
@@ -410,15 +412,15 @@ class _Parser:
         if not stripped:
             return
         body = stripped.lstrip("#").strip()
-        if self._feed_failure(stripped):
-            self.recognised += 1
-            return
-        if _NCCL_INFO_RE.search(stripped):
+        if _NCCL_INFO_RE.search(stripped):  # the bulk of NCCL_DEBUG=INFO logs: cheapest test first
             self.info_lines += 1
             self.recognised += 1
             match = _NCCL_VERSION_RE.search(stripped)
             if match and not self.nccl_version:
                 self.nccl_version = match.group(1)
+            return
+        if self._feed_failure(stripped):
+            self.recognised += 1
             return
         if self._feed_metadata(stripped, body):
             self.recognised += 1
@@ -436,7 +438,7 @@ class _Parser:
         if match:
             level, message = match.group(1), match.group(2).strip()
             host_match = _NCCL_HOST_RE.match(line[:match.start()])
-            host = host_match.group(1) if host_match else "?"
+            host = host_match.group(1) if host_match else ""
             if any(p.search(message) for p in self.ignore_warn):
                 self.ignored_warns[message] = self.ignored_warns.get(message, 0) + 1
             else:
@@ -578,9 +580,8 @@ class _Parser:
         return True
 
     def _wrong_value(self, token: str) -> Optional[int]:
-        if self.old_error_column:
-            value = _value(token)[0]
-            return None if value is None else (1 if value > 0 else 0)
+        if self.old_error_column:  # a maximum error, not a count: the Out of bounds line decides
+            return None
         return _wrong(token)
 
     # -- verdict ---------------------------------------------------------------------------------
@@ -695,9 +696,10 @@ class _Parser:
         for (level, message), hosts in self.nccl_msgs.items():
             if listed >= MAX_LISTED:
                 break
-            where = ", ".join(_unique(hosts)[:4]) + (" and others" if len(_unique(hosts)) > 4 else "")
-            reasons.append("NCCL %s on %s (%d line%s): %s" % (level, where, len(hosts), "" if len(hosts) == 1 else "s",
-                                                             message or "(no message)"))
+            named = [h for h in _unique(hosts) if h]
+            where = (" on " + ", ".join(named[:4]) + (" and others" if len(named) > 4 else "")) if named else ""
+            plural = "" if len(hosts) == 1 else "s"
+            reasons.append("NCCL %s%s (%d line%s): %s" % (level, where, len(hosts), plural, message or "(no message)"))
             listed += 1
         if len(self.nccl_msgs) > MAX_LISTED:
             reasons.append("... and %d more distinct NCCL WARN/ERROR messages" % (len(self.nccl_msgs) - MAX_LISTED))

@@ -76,7 +76,7 @@ def load_yaml_text(text: str, source: str = "<string>", max_nodes: int = MAX_EXP
     try:
         _check_expansion(text, source, max_nodes)
         if multi:
-            return [d for d in yaml.load_all(text, Loader=SafeLoader)]
+            return list(yaml.load_all(text, Loader=SafeLoader))
         return yaml.load(text, Loader=SafeLoader)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark

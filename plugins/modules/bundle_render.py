@@ -16,7 +16,7 @@ description:
     leaves the previous bundle untouched. C(changed) is reported only when a file's content or mode differs.
   - Every bundle holds C(recipe.yaml) and C(checksums.txt) (sha256 of every file, C(recipe.yaml) included).
 author:
-  - dsxos.cluster contributors
+  - dsxos.cluster contributors (@dsxos)
 extends_documentation_fragment:
   - dsxos.cluster.recipe_source
 options:
@@ -62,8 +62,10 @@ options:
     default: false
 attributes:
   check_mode:
+    description: Can run in check_mode and return changed status prediction without modifying target.
     support: full
   diff_mode:
+    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     support: full
 """
 

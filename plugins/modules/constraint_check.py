@@ -16,7 +16,7 @@ description:
     so C(6.8.0-1015-aws) satisfies C(>= 6.8).
   - Never changes anything. The task fails only when O(fail_on_violation=true) and an error-severity constraint fails.
 author:
-  - dsxos.cluster contributors
+  - dsxos.cluster contributors (@dsxos)
 options:
   constraints:
     description: Constraints to check, each with C(name) (C(Type.Subtype.Key)) and C(value) (C(">= 1.30") or a bare value).
@@ -53,8 +53,10 @@ options:
     default: false
 attributes:
   check_mode:
+    description: Can run in check_mode and return changed status prediction without modifying target.
     support: full
   diff_mode:
+    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     support: none
 """
 

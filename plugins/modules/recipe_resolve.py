@@ -15,7 +15,7 @@ description:
   - Never changes anything; safe in check mode.
   - Unlike AICR, component C(overrides) of parent overlays are merged deeply, so nested keys are not lost.
 author:
-  - dsxos.cluster contributors
+  - dsxos.cluster contributors (@dsxos)
 extends_documentation_fragment:
   - dsxos.cluster.recipe_source
 options:
@@ -42,8 +42,10 @@ options:
     default: false
 attributes:
   check_mode:
+    description: Can run in check_mode and return changed status prediction without modifying target.
     support: full
   diff_mode:
+    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     support: none
 """
 

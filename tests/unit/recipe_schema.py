@@ -20,7 +20,7 @@ from ansible_collections.dsxos.cluster.plugins.module_utils.recipe_model import 
 _NAME = {"type": "string", "pattern": r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", "maxLength": 63}
 _STR = {"type": "string", "minLength": 1}
 _STR_LIST = {"type": "array", "items": _STR, "uniqueItems": True}
-_RELPATH = {"type": "string", "pattern": r"^components/[a-z0-9-]+/([a-z0-9-]+/)*[A-Za-z0-9._-]+\.ya?ml$"}
+_RELPATH = {"type": "string", "pattern": r"^components/[a-z0-9-]+/([a-z0-9-]+/)*[A-Za-z0-9._-]+\.ya?ml(\.j2)?$"}
 _CHECK_NAME = {"type": "string", "pattern": r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"}
 
 CONSTRAINT_SCHEMA: Dict[str, Any] = {

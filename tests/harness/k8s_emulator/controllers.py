@@ -129,6 +129,7 @@ class Controllers:  # pylint: disable=too-many-instance-attributes,too-many-publ
 
     def kick(self) -> None:
         """Wake the loop (e.g. after an out-of-band change)."""
+        self._idle.clear()
         self._events.put(None)
 
     def _on_event(self, etype: str, storage: str, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
@@ -165,6 +166,8 @@ class Controllers:  # pylint: disable=too-many-instance-attributes,too-many-publ
             self._guarded(self._reconcile_all)
             if self._events.empty() and not any(self._dirty.values()) and not self._to_schedule and not self._resched:
                 self._idle.set()
+                if not self._events.empty():  # an event raced in: not idle after all
+                    self._idle.clear()
 
     def _guarded(self, func: Callable[..., None], *args: Any) -> None:
         try:
@@ -294,6 +297,8 @@ class Controllers:  # pylint: disable=too-many-instance-attributes,too-many-publ
                     self._guarded(handler, ns, name)
         if self._to_schedule or (self._resched and self._pending):
             self._guarded(self._schedule)
+        elif not self._pending:
+            self._resched = False
         if self._dirty["pdb"]:
             keys, self._dirty["pdb"] = self._dirty["pdb"], set()
             for ns, name in sorted(keys):

@@ -286,7 +286,7 @@ class ApiFrontend:
         namespace = route.namespace or ""
         if not self.emu.access.allowed(user, verb, route.resource, namespace, rt.group):
             scope = f'in the namespace "{namespace}"' if namespace else "at the cluster scope"
-            raise errors.forbidden(route.resource if route.sub else rt.plural, rt.group, route.name,
+            raise errors.forbidden(rt.plural, rt.group, route.name,
                                    f'User "{user}" cannot {verb} resource "{route.resource}" in API group "{rt.group}" {scope}')
         body = self._body(req, raw)
         dry_run = query.get("dryRun") == "All" or (isinstance(body, dict) and "All" in (body.get("dryRun") or ()))

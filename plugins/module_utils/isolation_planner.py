@@ -1,0 +1,839 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, dsxos.cluster contributors
+# Apache License 2.0 (see LICENSE)
+"""Adaptive fault isolation for multi-node collective tests (pure planner, no I/O).
+
+The caller runs the group tests of each round (in parallel: a node is in at most one
+test per round), reports pass/fail per test with :meth:`IsolationPlanner.record`, and asks
+for the next round until :meth:`IsolationPlanner.done`.  Reasoning rests on one rule:
+*a passing test proves every member healthy and every pair of its topology domains
+linked correctly*; a failing test is explained by an unverified member, an unverified
+domain pair, or a transient.
+
+Rounds:
+
+1. **screen** - every topology group once (:mod:`topology_grouping`).
+2. Follow-ups, all planned together each round, smallest problem first:
+
+   * **split** - a failing test with several unverified members is cut into
+     ``ceil(sqrt(c))`` parts (or single members when ``c <= singles_max``); parts are padded
+     with verified nodes to ``min_test_size``; a single member is tested with healthy partners
+     from its own domain (or from a domain whose link to it is verified).
+   * **confirm** - a suspect (it failed once as the only unverified member, with verified
+     partners and verified links) is retested with *different* partners; it is condemned only
+     after ``confirmations`` such failures, so a transient never condemns a node.  A pass clears it.
+   * **cross** - once domains have verified nodes, transversal tests (one verified node per
+     domain) cover every pair of domains.  A failing cross test whose members are all healthy
+     (parent fails, parts pass) means a fault *between* domains: its unverified domain pairs
+     are narrowed with block designs (bipartite when the candidate pairs form a bipartite
+     graph) until a two-node test isolates one pair, which is confirmed with other nodes and
+     reported as ``faulty link between X and Y``.
+   * A failing test left with no unverified member and no unverified pair is recorded as a
+     transient.
+
+Every decision goes to :attr:`IsolationPlanner.trace` (JSON-serializable dicts).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
+
+from ansible_collections.dsxos.cluster.plugins.module_utils.recipe_errors import RecipeError
+from ansible_collections.dsxos.cluster.plugins.module_utils.topology_grouping import (
+    Grouping, GroupingConfig, NodeInfo, group_nodes, natural_key)
+
+PURPOSES = ("screen", "split", "confirm", "cross")
+HEALTHY = "healthy"
+FAULTY = "faulty"
+EXCLUDED = "excluded"
+INCONCLUSIVE = "inconclusive"
+PASSED = "PASSED"
+INCOMPLETE = "INCOMPLETE"
+FAILED = "FAILED"
+
+
+class IsolationError(RecipeError):
+    """Bad planner input: unknown/missing test results, bad configuration values."""
+
+
+@dataclass(frozen=True)
+class IsolationConfig:
+    """Planner knobs.  ``cross_step_tests`` None means ``max(16, ceil(nodes / 64))``."""
+
+    confirmations: int = 2
+    min_test_size: int = 2
+    singles_max: int = 5
+    max_rounds: int = 32
+    cross_domain: bool = True
+    cross_step_tests: Optional[int] = None
+    cross_per_round: int = 2
+    grouping: GroupingConfig = field(default_factory=GroupingConfig)
+
+    def validate(self) -> None:
+        for name, low in (("confirmations", 1), ("min_test_size", 1), ("singles_max", 1), ("max_rounds", 1),
+                          ("cross_per_round", 1)):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < low:
+                raise IsolationError("%s must be an integer >= %d" % (name, low), field=name, value=value)
+        if self.cross_step_tests is not None and (not isinstance(self.cross_step_tests, int) or self.cross_step_tests < 3):
+            raise IsolationError("cross_step_tests must be an integer >= 3 or null", field="cross_step_tests",
+                                 value=self.cross_step_tests)
+
+
+@dataclass(frozen=True)
+class GroupTest:
+    """One collective test to run on ``nodes`` (``purpose``: screen, split, confirm or cross)."""
+
+    id: str
+    nodes: Tuple[str, ...]
+    purpose: str
+    why: str = ""
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"id": self.id, "nodes": list(self.nodes), "purpose": self.purpose, "why": self.why}
+
+
+@dataclass
+class Round:
+    """The tests of one round; they can all run at the same time (disjoint nodes)."""
+
+    number: int
+    tests: List[GroupTest]
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"number": self.number, "tests": [t.to_dict() for t in self.tests]}
+
+
+@dataclass(frozen=True)
+class TestOutcome:
+    """What a test run showed: ``passed`` plus the reason (log excerpt) and measured bus bandwidth."""
+
+    __test__ = False  # not a pytest test class
+
+    passed: bool
+    reason: str = ""
+    busbw: Optional[float] = None
+
+    @classmethod
+    def coerce(cls, value: Any, test_id: str) -> "TestOutcome":
+        if isinstance(value, TestOutcome):
+            return value
+        if isinstance(value, bool):
+            return cls(passed=value)
+        if isinstance(value, Mapping) and isinstance(value.get("passed"), bool):
+            busbw = value.get("busbw")
+            if busbw is not None and not isinstance(busbw, (int, float)):
+                raise IsolationError("busbw must be a number", field="results.%s.busbw" % test_id, value=busbw)
+            return cls(passed=value["passed"], reason=str(value.get("reason") or ""),
+                       busbw=float(busbw) if busbw is not None else None)
+        raise IsolationError("result must be a TestOutcome, a bool or a mapping with a boolean 'passed'",
+                             field="results.%s" % test_id, value=value)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """Final word on one node."""
+
+    status: str
+    reason: str
+    evidence: Tuple[str, ...] = ()
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"status": self.status, "reason": self.reason, "evidence": list(self.evidence)}
+
+
+@dataclass(frozen=True)
+class LinkFault:
+    """A fault between two topology domains (``status`` faulty when confirmed, else suspect)."""
+
+    domains: Tuple[str, str]
+    nodes: Tuple[str, ...]
+    evidence: Tuple[str, ...]
+    status: str = FAULTY
+
+    def describe(self) -> str:
+        return "%s link between %s and %s (nodes %s; tests %s)" % (
+            "faulty" if self.status == FAULTY else "suspect", self.domains[0], self.domains[1],
+            ", ".join(self.nodes), ", ".join(self.evidence))
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"domains": list(self.domains), "nodes": list(self.nodes), "evidence": list(self.evidence),
+                "status": self.status, "message": self.describe()}
+
+
+class _TestRecord:
+    """Planner-side bookkeeping of one planned test."""
+
+    __slots__ = ("test", "domains", "suspect", "suspect_link", "passed")
+
+    def __init__(self, test: GroupTest, domains: Tuple[int, ...], suspect: Optional[str],
+                 suspect_link: Optional[int]) -> None:
+        self.test = test
+        self.domains = domains
+        self.suspect = suspect
+        self.suspect_link = suspect_link
+        self.passed: Optional[bool] = None
+
+
+def _chunks(items: Sequence[Any], count: int) -> List[List[Any]]:
+    count = max(1, min(count, len(items)))
+    size, extra = divmod(len(items), count)
+    out, start = [], 0
+    for index in range(count):
+        end = start + size + (1 if index < extra else 0)
+        out.append(list(items[start:end]))
+        start = end
+    return out
+
+
+class IsolationPlanner:
+    """Plans rounds of parallel group tests until every node has a verdict."""
+
+    def __init__(self, nodes: Sequence[NodeInfo], config: Optional[IsolationConfig] = None,
+                 grouping: Optional[Grouping] = None) -> None:
+        self.config = config or IsolationConfig()
+        self.config.validate()
+        self.grouping = grouping if grouping is not None else group_nodes(nodes, self.config.grouping)
+        self._all_nodes = [n.name for n in nodes]
+        self.trace: List[Dict[str, Any]] = []
+        self._round = 0
+        self._pending: Optional[Round] = None
+        self._finished = False
+        self._finish_reason = ""
+        self._tests: Dict[str, _TestRecord] = {}
+        self._test_count = 0
+
+        names = sorted(self.grouping.domain_of, key=natural_key)
+        self._domain_names: List[str] = sorted(set(self.grouping.domain_of.values()), key=natural_key)
+        index = {d: i for i, d in enumerate(self._domain_names)}
+        self._dom: Dict[str, int] = {n: index[self.grouping.domain_of[n]] for n in names}
+        self._ndom = len(self._domain_names)
+        self._eligible: List[str] = names
+        self._excluded: Dict[str, str] = dict(self.grouping.excluded)
+        for name in self._all_nodes:
+            if name not in self._dom and name not in self._excluded:
+                self._excluded[name] = "not placed in any group"
+
+        self._verified: Dict[str, str] = {}  # node -> id of the first passing test
+        self._verified_by_domain: Dict[int, List[str]] = {i: [] for i in range(self._ndom)}
+        self._condemned: Dict[str, Tuple[str, ...]] = {}
+        self._evidence: Dict[str, List[Tuple[str, FrozenSet[str]]]] = {}
+        self._cleared_after_failure: Dict[str, int] = {}
+        self._pair_ok: Set[int] = set()
+        self._link_condemned: Dict[int, Tuple[Tuple[str, ...], Tuple[str, ...]]] = {}
+        self._link_evidence: Dict[int, List[Tuple[str, Tuple[str, ...]]]] = {}
+        self._open: List[str] = []  # ids of failed tests not yet explained
+        self._failures_of: Dict[str, List[str]] = {}
+        self._inconclusive: Dict[str, str] = {}
+
+        cross_tests = self.config.cross_step_tests
+        self._cross_step_tests = cross_tests if cross_tests is not None else max(16, math.ceil(len(names) / 64))
+        self._log("grouping", strategy=self.grouping.strategy, groups=len(self.grouping.groups),
+                  domains=self._ndom, nodes=len(names))
+        for name, reason in sorted(self._excluded.items(), key=lambda kv: natural_key(kv[0])):
+            self._log("excluded", node=name, reason=reason)
+        self._advance()
+
+    # ------------------------------------------------------------------ public API
+    def plan_round(self) -> Round:
+        """The round to run now (the same object until its results are recorded); empty when done."""
+        if self._pending is not None:
+            return self._pending
+        return Round(number=self._round, tests=[])
+
+    def record(self, results: Mapping[str, Any]) -> None:
+        """Record the outcome of every test of the pending round (``{test_id: TestOutcome}``)."""
+        pending = self._pending
+        if pending is None:
+            raise IsolationError("no round is pending: the isolation is finished", field="results",
+                                 value=sorted(results)[:5] if isinstance(results, Mapping) else results)
+        if not isinstance(results, Mapping):
+            raise IsolationError("results must be a mapping of test id to outcome", field="results", value=results)
+        expected = {t.id for t in pending.tests}
+        unknown = sorted(set(results) - expected)
+        if unknown:
+            raise IsolationError("result for a test that is not in round %d" % pending.number, field="results",
+                                 value=unknown[0])
+        missing = sorted(expected - set(results))
+        if missing:
+            raise IsolationError("missing result for a test of round %d" % pending.number, field="results",
+                                 value=missing[0])
+        outcomes = {tid: TestOutcome.coerce(results[tid], tid) for tid in sorted(expected)}
+        for test in pending.tests:
+            outcome = outcomes[test.id]
+            if outcome.passed:
+                self._on_pass(self._tests[test.id], outcome)
+        for test in pending.tests:
+            outcome = outcomes[test.id]
+            if not outcome.passed:
+                self._on_fail(self._tests[test.id], outcome)
+        self._pending = None
+        self._advance()
+
+    def done(self) -> bool:
+        """True when no further round is needed."""
+        return self._finished
+
+    @property
+    def rounds(self) -> int:
+        """Rounds planned so far."""
+        return self._round
+
+    @property
+    def tests_planned(self) -> int:
+        """Tests planned so far."""
+        return self._test_count
+
+    def verdicts(self) -> Dict[str, Verdict]:
+        """Verdict per node (every node given to the constructor)."""
+        out: Dict[str, Verdict] = {}
+        link_nodes: Dict[str, List[str]] = {}
+        for link in self.link_faults():
+            for node in link.nodes:
+                link_nodes.setdefault(node, []).append("%s-%s" % link.domains)
+        for name in self._all_nodes:
+            if name in self._excluded:
+                out[name] = Verdict(EXCLUDED, self._excluded[name])
+            elif name in self._condemned:
+                ids = self._condemned[name]
+                out[name] = Verdict(FAULTY, "failed %d isolation tests with different healthy partners" % len(ids), ids)
+            elif name in self._verified:
+                reason = "passed %s" % self._verified[name]
+                if self._cleared_after_failure.get(name):
+                    reason += " (an earlier isolated failure was transient)"
+                if name in link_nodes:
+                    reason += "; endpoint of faulty link %s" % ", ".join(link_nodes[name])
+                out[name] = Verdict(HEALTHY, reason, (self._verified[name],))
+            else:
+                reason = self._inconclusive.get(name) or ("not resolved yet" if not self._finished else "not resolved")
+                out[name] = Verdict(INCONCLUSIVE, reason, tuple(self._failures_of.get(name, ())))
+        return out
+
+    def link_faults(self) -> List[LinkFault]:
+        """Condemned links, then links with too little evidence (status suspect) once finished."""
+        out = []
+        for code in sorted(self._link_condemned):
+            nodes, ids = self._link_condemned[code]
+            out.append(LinkFault(self._pair_names(code), nodes, ids, FAULTY))
+        if self._finished:
+            for code in sorted(self._link_evidence):
+                if code in self._link_condemned or code in self._pair_ok:
+                    continue
+                entries = self._link_evidence[code]
+                nodes = tuple(sorted({n for _, ns in entries for n in ns}, key=natural_key))
+                out.append(LinkFault(self._pair_names(code), nodes, tuple(t for t, _ in entries), "suspect"))
+        return out
+
+    def result(self) -> str:
+        """FAILED when a node or link is faulty; INCOMPLETE when a node is excluded or unresolved; else PASSED."""
+        if self._condemned or self._link_condemned:
+            return FAILED
+        if not self._eligible:
+            return INCOMPLETE
+        verdicts = self.verdicts()
+        if any(v.status != HEALTHY for v in verdicts.values()) or any(l.status != FAULTY for l in self.link_faults()):
+            return INCOMPLETE
+        if not self._finished:
+            return INCOMPLETE
+        return PASSED
+
+    def summary(self) -> Dict[str, Any]:
+        """Everything a module returns: result, counts, verdicts, links, trace."""
+        verdicts = self.verdicts()
+        return {"result": self.result(), "rounds": self._round, "tests": self._test_count,
+                "finished": self._finished, "finish_reason": self._finish_reason,
+                "grouping": self.grouping.to_dict(),
+                "faulty_nodes": sorted((n for n, v in verdicts.items() if v.status == FAULTY), key=natural_key),
+                "verdicts": {n: v.to_dict() for n, v in verdicts.items()},
+                "links": [l.to_dict() for l in self.link_faults()], "trace": list(self.trace)}
+
+    # ------------------------------------------------------------------ helpers
+    def _log(self, event: str, **fields: Any) -> None:
+        entry = {"round": self._round, "event": event}
+        entry.update(fields)
+        self.trace.append(entry)
+
+    def _code(self, a: int, b: int) -> int:
+        return a * self._ndom + b if a < b else b * self._ndom + a
+
+    def _pair_names(self, code: int) -> Tuple[str, str]:
+        a, b = divmod(code, self._ndom)
+        return self._domain_names[a], self._domain_names[b]
+
+    def _domains_of(self, nodes: Iterable[str]) -> Tuple[int, ...]:
+        return tuple(sorted({self._dom[n] for n in nodes}))
+
+    def _unverified_pairs(self, domains: Sequence[int]) -> List[int]:
+        ok = self._pair_ok
+        nd = self._ndom
+        out = []
+        for i, a in enumerate(domains):
+            base = a * nd
+            for b in domains[i + 1:]:
+                code = base + b
+                if code not in ok:
+                    out.append(code)
+        return out
+
+    def _explained_by(self, rec: _TestRecord) -> Optional[str]:
+        for node in rec.test.nodes:
+            if node in self._condemned:
+                return "faulty node %s" % node
+        if self._link_condemned and len(rec.domains) > 1:
+            present = set(rec.domains)
+            for code in self._link_condemned:
+                a, b = divmod(code, self._ndom)
+                if a in present and b in present:
+                    return "faulty link %s-%s" % self._pair_names(code)
+        return None
+
+    def _new_test(self, nodes: Sequence[str], purpose: str, why: str, busy: Set[str],
+                  tests: List[GroupTest]) -> _TestRecord:
+        self._test_count += 1
+        test_id = "r%d-%s-%03d" % (self._round + 1, purpose, len(tests) + 1)
+        test = GroupTest(id=test_id, nodes=tuple(nodes), purpose=purpose, why=why)
+        domains = self._domains_of(nodes)
+        unverified = [n for n in nodes if n not in self._verified]
+        pairs = self._unverified_pairs(domains) if len(domains) > 1 else []
+        suspect = unverified[0] if len(unverified) == 1 and not pairs and len(nodes) > 1 else None
+        suspect_link = pairs[0] if not unverified and len(pairs) == 1 else None
+        rec = _TestRecord(test, domains, suspect, suspect_link)
+        self._tests[test_id] = rec
+        busy.update(nodes)
+        tests.append(test)
+        return rec
+
+    # ------------------------------------------------------------------ results
+    def _on_pass(self, rec: _TestRecord, outcome: TestOutcome) -> None:
+        rec.passed = True
+        test = rec.test
+        newly = []
+        for node in test.nodes:
+            if node not in self._verified and node not in self._condemned:
+                self._verified[node] = test.id
+                self._verified_by_domain[self._dom[node]].append(node)
+                newly.append(node)
+                if self._evidence.get(node):
+                    self._cleared_after_failure[node] = len(self._evidence[node])
+                    self._log("cleared", node=node, test=test.id,
+                              reason="passed after %d isolated failure(s): counted as transient" % len(self._evidence[node]))
+        if len(rec.domains) > 1:
+            ok = self._pair_ok
+            nd = self._ndom
+            ds = rec.domains
+            for i, a in enumerate(ds):
+                for b in ds[i + 1:]:
+                    ok.add(a * nd + b)
+        self._log("passed", test=test.id, purpose=test.purpose, busbw=outcome.busbw, verified=len(newly))
+
+    def _on_fail(self, rec: _TestRecord, outcome: TestOutcome) -> None:
+        rec.passed = False
+        test = rec.test
+        self._log("failed", test=test.id, purpose=test.purpose, busbw=outcome.busbw, reason=outcome.reason[:300])
+        self._open.append(test.id)
+        for node in test.nodes:
+            if node not in self._verified:
+                self._failures_of.setdefault(node, []).append(test.id)
+        if rec.suspect is not None and rec.suspect not in self._verified and rec.suspect not in self._condemned:
+            node = rec.suspect
+            partners = frozenset(n for n in test.nodes if n != node)
+            entries = self._evidence.setdefault(node, [])
+            entries.append((test.id, partners))
+            self._log("evidence", node=node, test=test.id, partners=sorted(partners, key=natural_key),
+                      count=len(entries), needed=self.config.confirmations)
+            chosen = self._disjoint_evidence(entries)
+            if len(chosen) >= self.config.confirmations:
+                self._condemned[node] = tuple(chosen)
+                self._log("condemned", node=node, tests=list(chosen),
+                          reason="failed with %d different healthy partner sets" % len(chosen))
+        if rec.suspect_link is not None and rec.suspect_link not in self._pair_ok \
+                and rec.suspect_link not in self._link_condemned:
+            code = rec.suspect_link
+            entries_l = self._link_evidence.setdefault(code, [])
+            entries_l.append((test.id, test.nodes))
+            self._log("link-evidence", domains=list(self._pair_names(code)), test=test.id, nodes=list(test.nodes),
+                      count=len(entries_l), needed=self.config.confirmations)
+            used: Set[str] = set()
+            chosen_l: List[Tuple[str, Tuple[str, ...]]] = []
+            for tid, nodes in entries_l:
+                if not used.intersection(nodes):
+                    chosen_l.append((tid, nodes))
+                    used.update(nodes)
+            if len(chosen_l) >= self.config.confirmations:
+                nodes_all = tuple(sorted(used, key=natural_key))
+                self._link_condemned[code] = (nodes_all, tuple(t for t, _ in chosen_l))
+                self._log("link-condemned", domains=list(self._pair_names(code)), nodes=list(nodes_all),
+                          tests=[t for t, _ in chosen_l],
+                          reason="faulty link between %s and %s" % self._pair_names(code))
+
+    @staticmethod
+    def _disjoint_evidence(entries: List[Tuple[str, FrozenSet[str]]]) -> List[str]:
+        used: Set[str] = set()
+        chosen = []
+        for tid, partners in entries:
+            if partners and not used.intersection(partners):
+                chosen.append(tid)
+                used.update(partners)
+        return chosen
+
+    # ------------------------------------------------------------------ planning
+    def _advance(self) -> None:
+        if self._finished:
+            return
+        if self._round >= self.config.max_rounds:
+            self._finish("round limit (%d) reached" % self.config.max_rounds)
+            return
+        busy: Set[str] = set()
+        tests: List[GroupTest] = []
+        if self._round == 0:
+            for group in self.grouping.groups:
+                self._new_test(group.nodes, "screen", "screen group %s" % group.name, busy, tests)
+        else:
+            waiting = self._plan_followups(busy, tests)
+            if not tests:
+                self._finish("no further test is useful" if not waiting else
+                             "%d failed test(s) cannot be followed up (no healthy partner or node left)" % waiting)
+                return
+        if not tests:
+            self._finish("nothing to test")
+            return
+        self._round += 1
+        self._pending = Round(number=self._round, tests=tests)
+        self._log("round", tests=len(tests), purposes={p: sum(1 for t in tests if t.purpose == p) for p in PURPOSES})
+        for test in tests:
+            self._log("plan", test=test.id, purpose=test.purpose, nodes=list(test.nodes), why=test.why)
+
+    def _finish(self, reason: str) -> None:
+        self._finished = True
+        self._finish_reason = reason
+        for name in self._eligible:
+            if name not in self._verified and name not in self._condemned:
+                failures = self._failures_of.get(name, [])
+                evidence = self._evidence.get(name, [])
+                if evidence:
+                    why = "failed %d isolation test(s), fewer than the %d needed to condemn (%s)" % (
+                        len(evidence), self.config.confirmations, reason)
+                elif failures:
+                    why = "in failed test(s) %s but never isolated (%s)" % (", ".join(failures[-3:]), reason)
+                else:
+                    why = "never tested (%s)" % reason
+                self._inconclusive[name] = why
+                self._log("inconclusive", node=name, reason=why)
+        uncovered = self._coverable_uncovered_count()
+        if uncovered:
+            self._log("uncovered-pairs", count=uncovered,
+                      reason="domain pairs never checked together (%s)" % reason)
+        self._log("done", reason=reason, rounds=self._round, tests=self._test_count, result=self.result())
+
+    def _coverable_uncovered_count(self) -> int:
+        if not self.config.cross_domain or self._ndom < 2:
+            return 0
+        live = [d for d in range(self._ndom) if self._verified_by_domain[d]]
+        pairs = self._unverified_pairs(live)
+        return sum(1 for c in pairs if c not in self._link_condemned)
+
+    def _plan_followups(self, busy: Set[str], tests: List[GroupTest]) -> int:
+        """Plan one round of follow-up tests; return how many open failures could not be served."""
+        node_work: List[Tuple[int, str, List[str]]] = []
+        pair_work: List[Tuple[int, str, Set[int]]] = []
+        still_open: List[str] = []
+        for tid in self._open:
+            rec = self._tests[tid]
+            cause = self._explained_by(rec)
+            if cause:
+                self._log("explained", test=tid, by=cause)
+                continue
+            cand_nodes = [n for n in rec.test.nodes if n not in self._verified]
+            cand_pairs = self._unverified_pairs(rec.domains) if len(rec.domains) > 1 else []
+            if not cand_nodes and not cand_pairs:
+                self._log("transient", test=tid,
+                          reason="every member and domain pair passed other tests: counted as a transient failure")
+                continue
+            still_open.append(tid)
+            if cand_nodes:
+                node_work.append((len(cand_nodes), tid, cand_nodes))
+            else:
+                pair_work.append((len(cand_pairs), tid, set(cand_pairs)))
+        self._open = still_open
+        node_work.sort(key=lambda w: (w[0], natural_key(w[1])))
+        pair_work.sort(key=lambda w: (w[0], natural_key(w[1])))
+
+        unserved = 0
+        for _, tid, cands in node_work:
+            if not self._plan_node_work(tid, cands, busy, tests):
+                if not any(c in busy for c in cands):
+                    unserved += 1
+        searched: Set[int] = set()
+        blocked: Set[int] = set()
+        for _, _, cands_p in pair_work:
+            blocked |= cands_p
+        if self.config.cross_domain:
+            for _, tid, cands_p in pair_work:
+                target = set(cands_p)
+                for _, other_id, other in pair_work:
+                    if other_id != tid:
+                        common = target & other
+                        if common and len(common) < len(target):
+                            target = common
+                if target & searched:
+                    continue
+                planned = self._plan_pair_search(tid, target, busy, tests)
+                if planned:
+                    searched |= target
+                else:
+                    unserved += 1
+            self._plan_coverage(blocked, busy, tests)
+        return unserved
+
+    # .......................................................... node isolation
+    def _partners(self, node: str, count: int, busy: Set[str], avoid: Set[str]) -> Tuple[List[str], bool]:
+        """Pick ``count`` verified partners for ``node``: same domain first, then domains whose link
+        to it is verified; last resort any domain not condemned (``clean`` False then)."""
+        home = self._dom[node]
+        chosen: List[str] = []
+
+        def take(domain: int) -> None:
+            for cand in self._verified_by_domain[domain]:
+                if len(chosen) >= count:
+                    return
+                if cand not in busy and cand not in avoid and cand != node and cand not in chosen:
+                    chosen.append(cand)
+
+        take(home)
+        if len(chosen) >= count:
+            return chosen, True
+        others = [d for d in range(self._ndom) if d != home and self._verified_by_domain[d]]
+        for domain in others:
+            if self._code(home, domain) in self._pair_ok:
+                take(domain)
+                if len(chosen) >= count:
+                    return chosen, True
+        clean = True
+        for domain in others:
+            code = self._code(home, domain)
+            if code not in self._pair_ok and code not in self._link_condemned:
+                before = len(chosen)
+                take(domain)
+                if len(chosen) > before:
+                    clean = False
+                if len(chosen) >= count:
+                    break
+        return chosen, clean and len(chosen) >= count
+
+    def _plan_single(self, node: str, source: str, busy: Set[str], tests: List[GroupTest]) -> bool:
+        evidence = self._evidence.get(node, [])
+        avoid: Set[str] = set()
+        for _, partners in evidence:
+            avoid |= partners
+        count = max(1, self.config.min_test_size - 1)
+        partners, clean = self._partners(node, count, busy, avoid)
+        if not partners:
+            self._log("waiting", node=node, test=source, reason="no unused healthy partner available this round")
+            return False
+        purpose = "confirm" if evidence else "split"
+        why = ("confirm suspect %s (isolated failure %d of %d) with different partner(s) %s" %
+               (node, len(evidence), self.config.confirmations, ", ".join(partners))) if evidence else \
+            "isolate %s (from %s) with healthy partner(s) %s" % (node, source, ", ".join(partners))
+        if not clean:
+            why += " [partner link not yet verified: a failure here is not evidence]"
+        self._new_test([node] + partners, purpose, why, busy, tests)
+        return True
+
+    def _plan_node_work(self, tid: str, cands: List[str], busy: Set[str], tests: List[GroupTest]) -> bool:
+        free = [n for n in cands if n not in busy]
+        if not free:
+            return False
+        if len(cands) == 1:
+            return self._plan_single(free[0], tid, busy, tests)
+        free.sort(key=lambda n: (self._dom[n], natural_key(n)))
+        planned = False
+        if len(free) <= self.config.singles_max:
+            for node in free:
+                planned = self._plan_single(node, tid, busy, tests) or planned
+            return planned
+        parts = _chunks(free, math.ceil(math.sqrt(len(free))))
+        for index, part in enumerate(parts):
+            if len(part) == 1:
+                planned = self._plan_single(part[0], tid, busy, tests) or planned
+                continue
+            pad: List[str] = []
+            need = self.config.min_test_size - len(part)
+            if need > 0:
+                pad, _ = self._partners(part[0], need, busy | set(part), set())
+            why = "split %s (%d unverified) part %d/%d" % (tid, len(cands), index + 1, len(parts))
+            if pad:
+                why += " padded with healthy %s" % ", ".join(pad)
+            self._new_test(part + pad, "split", why, busy, tests)
+            planned = True
+        return planned
+
+    # .......................................................... link search
+    def _reps(self, domain: int, busy: Set[str], avoid: Set[str]) -> Optional[str]:
+        fallback = None
+        for cand in self._verified_by_domain[domain]:
+            if cand in busy:
+                continue
+            if cand not in avoid:
+                return cand
+            if fallback is None:
+                fallback = cand
+        return fallback
+
+    def _free_count(self, domain: int, busy: Set[str]) -> int:
+        return sum(1 for n in self._verified_by_domain[domain] if n not in busy)
+
+    def _domain_test(self, domains: Sequence[int], busy: Set[str], avoid: Set[str]) -> Optional[List[str]]:
+        picked = []
+        taken: Set[str] = set()
+        for domain in domains:
+            rep = self._reps(domain, busy | taken, avoid)
+            if rep is None:
+                return None
+            picked.append(rep)
+            taken.add(rep)
+        return picked
+
+    def _bipartite(self, pairs: Set[int]) -> Optional[Tuple[List[int], List[int]]]:
+        adj: Dict[int, List[int]] = {}
+        for code in pairs:
+            a, b = divmod(code, self._ndom)
+            adj.setdefault(a, []).append(b)
+            adj.setdefault(b, []).append(a)
+        color: Dict[int, int] = {}
+        for start in sorted(adj):
+            if start in color:
+                continue
+            color[start] = 0
+            stack = [start]
+            while stack:
+                cur = stack.pop()
+                for nxt in adj[cur]:
+                    if nxt not in color:
+                        color[nxt] = 1 - color[cur]
+                        stack.append(nxt)
+                    elif color[nxt] == color[cur]:
+                        return None
+        side_a = sorted(d for d, c in color.items() if c == 0)
+        side_b = sorted(d for d, c in color.items() if c == 1)
+        if len(side_a) > len(side_b):
+            side_a, side_b = side_b, side_a
+        return side_a, side_b
+
+    def _plan_pair_search(self, tid: str, pairs: Set[int], busy: Set[str], tests: List[GroupTest]) -> bool:
+        nd = self._ndom
+        if len(pairs) == 1:
+            code = next(iter(pairs))
+            a, b = divmod(code, nd)
+            avoid: Set[str] = set()
+            for _, nodes in self._link_evidence.get(code, []):
+                avoid.update(nodes)
+            picked = self._domain_test([a, b], busy, avoid)
+            if picked is None:
+                self._log("waiting", test=tid, reason="no free verified nodes in %s/%s" % self._pair_names(code))
+                return False
+            count = len(self._link_evidence.get(code, []))
+            purpose = "confirm" if count else "cross"
+            why = ("confirm link %s-%s (isolated failure %d of %d) with other nodes" %
+                   (self._pair_names(code) + (count, self.config.confirmations))) if count else \
+                "isolate link %s-%s (from %s)" % (self._pair_names(code) + (tid,))
+            self._new_test(picked, purpose, why, busy, tests)
+            return True
+        domains = sorted({c // nd for c in pairs} | {c % nd for c in pairs})
+        free = {d: self._free_count(d, busy) for d in domains}
+        limit = self._cross_step_tests
+        sides = self._bipartite(pairs)
+        candidates: List[Tuple[List[int], List[int]]] = []
+        if sides is not None:
+            side_a, side_b = sides
+            cap_a = max(1, min(free[d] for d in side_a))  # tests each A domain can be in
+            cap_b = max(1, min(free[d] for d in side_b))
+            n_a = max(1, min(len(side_a), cap_b, round(math.sqrt(limit * len(side_a) / len(side_b)))))
+            n_b = max(1, min(len(side_b), cap_a, limit // n_a))
+            for block_a in _chunks(side_a, n_a):
+                for block_b in _chunks(side_b, n_b):
+                    candidates.append((block_a, block_b))
+            shape = "bipartite %dx%d blocks over %d+%d domains" % (n_a, n_b, len(side_a), len(side_b))
+        else:
+            cap = max(2, min(free.values()) + 1)
+            blocks = 3
+            while blocks + 1 <= len(domains) and (blocks + 1) * blocks // 2 <= limit and blocks + 1 <= cap:
+                blocks += 1
+            blocks = min(blocks, len(domains))
+            parts = _chunks(domains, blocks)
+            for i, part_i in enumerate(parts):
+                for part_j in parts[i + 1:]:
+                    candidates.append((part_i, part_j))
+            shape = "%d blocks over %d domains (all block pairs)" % (len(parts), len(domains))
+        planned = 0
+        skipped = 0
+        for block_a, block_b in candidates:
+            members = sorted(set(block_a) | set(block_b))
+            covered = [c for c in self._unverified_pairs(members) if c in pairs]
+            if not covered:
+                continue
+            picked = self._domain_test(members, busy, set())
+            if picked is None:
+                skipped += 1
+                continue
+            why = "search %d candidate domain pair(s) of %s: %s, test %d covers %d" % (
+                len(pairs), tid, shape, planned + 1, len(covered))
+            self._new_test(picked, "cross", why, busy, tests)
+            planned += 1
+        if skipped:
+            self._log("waiting", test=tid, reason="%d search test(s) deferred: not enough free verified nodes" % skipped)
+        return planned > 0
+
+    # .......................................................... coverage
+    def _plan_coverage(self, blocked: Set[int], busy: Set[str], tests: List[GroupTest]) -> None:
+        if self._ndom < 2:
+            return
+        nd = self._ndom
+        live = [d for d in range(nd) if any(n not in busy for n in self._verified_by_domain[d])]
+        if len(live) < 2:
+            return
+        ok = self._pair_ok
+        condemned = self._link_condemned
+        planned_cover: Set[int] = set()
+
+        def uncovered(code: int) -> bool:
+            return code not in ok and code not in condemned and code not in blocked and code not in planned_cover
+
+        for _ in range(self.config.cross_per_round):
+            seed = None
+            for i, a in enumerate(live):
+                for b in live[i + 1:]:
+                    if uncovered(a * nd + b):
+                        seed = (a, b)
+                        break
+                if seed:
+                    break
+            if seed is None:
+                return
+            members = [seed[0], seed[1]]
+            for d in live:
+                if d in members:
+                    continue
+                useful = False
+                conflict = False
+                for m in members:
+                    code = m * nd + d if m < d else d * nd + m
+                    if code in condemned or code in blocked:
+                        conflict = True
+                        break
+                    if uncovered(code):
+                        useful = True
+                if useful and not conflict:
+                    members.append(d)
+            members.sort()
+            picked = self._domain_test(members, busy, set())
+            if picked is None:
+                members = [d for d in members if self._free_count(d, busy) > 0]
+                picked = self._domain_test(members, busy, set()) if len(members) > 1 else None
+                if picked is None:
+                    return
+            new_pairs = [c for c in self._unverified_pairs(members) if uncovered(c)]
+            planned_cover.update(new_pairs)
+            why = "cover %d unchecked domain pair(s): one verified node from each of %d domains" % (
+                len(new_pairs), len(members))
+            self._new_test(picked, "cross", why, busy, tests)
