@@ -30,9 +30,10 @@ PLAYBOOK = """
         kind: Node
         label_selectors: ["nvidia.com/gpu.present=true"]
       register: nodes
-    - name: create a ConfigMap
+    - name: create a ConfigMap (client-side apply)
       kubernetes.core.k8s:
         state: present
+        apply: true
         definition:
           apiVersion: v1
           kind: ConfigMap
@@ -49,6 +50,15 @@ PLAYBOOK = """
           metadata: {{name: dsxos-probe, namespace: default}}
           data: {{answer: "42"}}
       register: reapplied
+    - name: present again without apply (idempotent)
+      kubernetes.core.k8s:
+        state: present
+        definition:
+          apiVersion: v1
+          kind: ConfigMap
+          metadata: {{name: dsxos-probe, namespace: default}}
+          data: {{answer: "42"}}
+      register: present_again
     - name: create an Argo CD Application (custom resource)
       kubernetes.core.k8s:
         state: present
@@ -80,7 +90,7 @@ PLAYBOOK = """
       ansible.builtin.copy:
         dest: "{{{{ result_file }}}}"
         content: "{{{{ {{'nodes': nodes.resources | map(attribute='metadata.name') | list, 'created': created.changed,
-                      'reapplied': reapplied.changed, 'app': app.changed, 'on_first': on_first.resources | length,
+                      'reapplied': reapplied.changed, 'present_again': present_again.changed, 'app': app.changed, 'on_first': on_first.resources | length,
                       'drained': drained, 'blocked_failed': blocked is failed, 'blocked_msg': blocked.msg | default('')}} | to_json }}}}"
 """
 
@@ -126,7 +136,7 @@ def test_kubernetes_core_modules_against_emulator(k8s_emulator, tmp_path):  # py
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
     result = json.loads(result_file.read_text(encoding="utf-8"))
     assert sorted(result["nodes"]) == sorted(nodes)
-    assert result["created"] is True and result["reapplied"] is False and result["app"] is True
+    assert result["created"] is True and result["reapplied"] is False and result["present_again"] is False and result["app"] is True
     assert result["on_first"] == 1
     assert result["drained"]["changed"] is True and "1 Pod(s) deleted from node" in result["drained"]["result"]
     assert result["blocked_failed"] is True
