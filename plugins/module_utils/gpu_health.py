@@ -315,8 +315,8 @@ def _check_nvlink(c: _Checks, gpu: Mapping[str, Any], label: str, policy: Mappin
     value: Dict[str, Any] = {"active": len(active), "links": len(links), "down": inactive}
     if (expected is not None and len(active) < expected) or (expected is None and inactive):
         want = expected if expected is not None else len(links)
-        c.add("nvlink", "fail", "%s: %d of %d NVLinks active, down: %s" % (label, len(active), want,
-                                                                             ", ".join(str(n) for n in inactive) or "none"),
+        down = ", ".join(str(n) for n in inactive) or "none"
+        c.add("nvlink", "fail", "%s: %d of %d NVLinks active, down: %s" % (label, len(active), want, down),
               "reset_gpu", "Reset the GPU (or reboot); if the link stays down check the NVSwitch/peer and contact support (XID 74).",
               value=value)
         return

@@ -525,7 +525,7 @@ class RecordedNvml:
     def nvmlSystemGetCudaDriverVersion(self) -> int:  # pylint: disable=invalid-name
         """Recorded CUDA version ``"12.4"`` as NVML's integer 12040."""
         text = str(self._system("cuda_driver_version"))
-        major, _, minor = text.partition(".")
+        major, minor = (text.split(".", 1) + ["0"])[:2]
         return int(major) * 1000 + int(minor or 0) * 10
 
     def nvmlSystemGetNVMLVersion(self) -> str:  # pylint: disable=invalid-name

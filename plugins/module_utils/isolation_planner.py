@@ -21,7 +21,8 @@ Rounds:
      from its own domain (or from a domain whose link to it is verified).
    * **confirm** - a suspect (it failed once as the only unverified member, with verified
      partners and verified links) is retested with *different* partners; it is condemned only
-     after ``confirmations`` such failures, so a transient never condemns a node.  A pass clears it.
+     after that first isolated failure *and* ``confirmations`` more, each with partners it has not failed
+     with before, so a transient never condemns a node.  A pass clears it.
    * **cross** - once domains have verified nodes, transversal tests (one verified node per
      domain) cover every pair of domains.  A failing cross test whose members are all healthy
      (parent fails, parts pass) means a fault *between* domains: its unverified domain pairs
@@ -59,7 +60,12 @@ class IsolationError(RecipeError):
 
 @dataclass(frozen=True)
 class IsolationConfig:
-    """Planner knobs.  ``cross_step_tests`` None means ``max(16, ceil(nodes / 64))``."""
+    """Planner knobs.
+
+    ``confirmations``: failing tests, each with healthy partners not used before, that must follow a
+    suspect's first isolated failure before it (or a link) is condemned.  ``cross_step_tests``: most
+    tests one link-search step may use (None: ``max(16, ceil(nodes / 64))``).
+    """
 
     confirmations: int = 2
     min_test_size: int = 2
@@ -204,7 +210,8 @@ class IsolationPlanner:
         self._tests: Dict[str, _TestRecord] = {}
         self._test_count = 0
 
-        names = sorted(self.grouping.domain_of, key=natural_key)
+        names = list(self.grouping.order) if len(self.grouping.order) == len(self.grouping.domain_of) \
+            else sorted(self.grouping.domain_of, key=natural_key)
         self._domain_names: List[str] = sorted(set(self.grouping.domain_of.values()), key=natural_key)
         index = {d: i for i, d in enumerate(self._domain_names)}
         self._dom: Dict[str, int] = {n: index[self.grouping.domain_of[n]] for n in names}
@@ -226,6 +233,8 @@ class IsolationPlanner:
         self._open: List[str] = []  # ids of failed tests not yet explained
         self._failures_of: Dict[str, List[str]] = {}
         self._inconclusive: Dict[str, str] = {}
+        self._uncovered = 0
+        self._needed = self.config.confirmations + 1  # the isolating failure plus the confirmations
 
         cross_tests = self.config.cross_step_tests
         self._cross_step_tests = cross_tests if cross_tests is not None else max(16, math.ceil(len(names) / 64))
@@ -297,7 +306,7 @@ class IsolationPlanner:
                 out[name] = Verdict(EXCLUDED, self._excluded[name])
             elif name in self._condemned:
                 ids = self._condemned[name]
-                out[name] = Verdict(FAULTY, "failed %d isolation tests with different healthy partners" % len(ids), ids)
+                out[name] = Verdict(FAULTY, "failed %d isolation tests, each with different healthy partners" % len(ids), ids)
             elif name in self._verified:
                 reason = "passed %s" % self._verified[name]
                 if self._cleared_after_failure.get(name):
@@ -326,15 +335,15 @@ class IsolationPlanner:
         return out
 
     def result(self) -> str:
-        """FAILED when a node or link is faulty; INCOMPLETE when a node is excluded or unresolved; else PASSED."""
+        """FAILED when a node or link is faulty; INCOMPLETE when a node is excluded or unresolved, a link
+        stays suspect or domain pairs stay unchecked; else PASSED."""
         if self._condemned or self._link_condemned:
             return FAILED
-        if not self._eligible:
+        if not self._finished or not self._eligible or self._excluded or self._uncovered:
             return INCOMPLETE
-        verdicts = self.verdicts()
-        if any(v.status != HEALTHY for v in verdicts.values()) or any(l.status != FAULTY for l in self.link_faults()):
+        if len(self._verified) < len(self._eligible):
             return INCOMPLETE
-        if not self._finished:
+        if any(code not in self._pair_ok for code in self._link_evidence):
             return INCOMPLETE
         return PASSED
 
@@ -364,16 +373,16 @@ class IsolationPlanner:
     def _domains_of(self, nodes: Iterable[str]) -> Tuple[int, ...]:
         return tuple(sorted({self._dom[n] for n in nodes}))
 
-    def _unverified_pairs(self, domains: Sequence[int]) -> List[int]:
+    def _unverified_pairs(self, domains: Sequence[int], limit: int = 0) -> List[int]:
+        """Codes of the unverified pairs among sorted ``domains`` (stop after ``limit`` when > 0)."""
         ok = self._pair_ok
         nd = self._ndom
-        out = []
+        out: List[int] = []
         for i, a in enumerate(domains):
             base = a * nd
-            for b in domains[i + 1:]:
-                code = base + b
-                if code not in ok:
-                    out.append(code)
+            out.extend(code for code in (base + b for b in domains[i + 1:]) if code not in ok)
+            if limit and len(out) >= limit:
+                return out[:limit]
         return out
 
     def _explained_by(self, rec: _TestRecord) -> Optional[str]:
@@ -395,7 +404,7 @@ class IsolationPlanner:
         test = GroupTest(id=test_id, nodes=tuple(nodes), purpose=purpose, why=why)
         domains = self._domains_of(nodes)
         unverified = [n for n in nodes if n not in self._verified]
-        pairs = self._unverified_pairs(domains) if len(domains) > 1 else []
+        pairs = self._unverified_pairs(domains, limit=2) if len(domains) > 1 else []
         suspect = unverified[0] if len(unverified) == 1 and not pairs and len(nodes) > 1 else None
         suspect_link = pairs[0] if not unverified and len(pairs) == 1 else None
         rec = _TestRecord(test, domains, suspect, suspect_link)
@@ -441,9 +450,9 @@ class IsolationPlanner:
             entries = self._evidence.setdefault(node, [])
             entries.append((test.id, partners))
             self._log("evidence", node=node, test=test.id, partners=sorted(partners, key=natural_key),
-                      count=len(entries), needed=self.config.confirmations)
+                      count=len(entries), needed=self._needed)
             chosen = self._disjoint_evidence(entries)
-            if len(chosen) >= self.config.confirmations:
+            if len(chosen) >= self._needed:
                 self._condemned[node] = tuple(chosen)
                 self._log("condemned", node=node, tests=list(chosen),
                           reason="failed with %d different healthy partner sets" % len(chosen))
@@ -453,14 +462,14 @@ class IsolationPlanner:
             entries_l = self._link_evidence.setdefault(code, [])
             entries_l.append((test.id, test.nodes))
             self._log("link-evidence", domains=list(self._pair_names(code)), test=test.id, nodes=list(test.nodes),
-                      count=len(entries_l), needed=self.config.confirmations)
+                      count=len(entries_l), needed=self._needed)
             used: Set[str] = set()
             chosen_l: List[Tuple[str, Tuple[str, ...]]] = []
             for tid, nodes in entries_l:
                 if not used.intersection(nodes):
                     chosen_l.append((tid, nodes))
                     used.update(nodes)
-            if len(chosen_l) >= self.config.confirmations:
+            if len(chosen_l) >= self._needed:
                 nodes_all = tuple(sorted(used, key=natural_key))
                 self._link_condemned[code] = (nodes_all, tuple(t for t, _ in chosen_l))
                 self._log("link-condemned", domains=list(self._pair_names(code)), nodes=list(nodes_all),
@@ -513,7 +522,7 @@ class IsolationPlanner:
                 evidence = self._evidence.get(name, [])
                 if evidence:
                     why = "failed %d isolation test(s), fewer than the %d needed to condemn (%s)" % (
-                        len(evidence), self.config.confirmations, reason)
+                        len(evidence), self._needed, reason)
                 elif failures:
                     why = "in failed test(s) %s but never isolated (%s)" % (", ".join(failures[-3:]), reason)
                 else:
@@ -521,6 +530,7 @@ class IsolationPlanner:
                 self._inconclusive[name] = why
                 self._log("inconclusive", node=name, reason=why)
         uncovered = self._coverable_uncovered_count()
+        self._uncovered = uncovered
         if uncovered:
             self._log("uncovered-pairs", count=uncovered,
                       reason="domain pairs never checked together (%s)" % reason)
@@ -633,7 +643,7 @@ class IsolationPlanner:
             return False
         purpose = "confirm" if evidence else "split"
         why = ("confirm suspect %s (isolated failure %d of %d) with different partner(s) %s" %
-               (node, len(evidence), self.config.confirmations, ", ".join(partners))) if evidence else \
+               (node, len(evidence), self._needed, ", ".join(partners))) if evidence else \
             "isolate %s (from %s) with healthy partner(s) %s" % (node, source, ", ".join(partners))
         if not clean:
             why += " [partner link not yet verified: a failure here is not evidence]"
@@ -669,10 +679,10 @@ class IsolationPlanner:
         return planned
 
     # .......................................................... link search
-    def _reps(self, domain: int, busy: Set[str], avoid: Set[str]) -> Optional[str]:
+    def _rep(self, domain: int, busy: Set[str], taken: Set[str], avoid: Set[str]) -> Optional[str]:
         fallback = None
         for cand in self._verified_by_domain[domain]:
-            if cand in busy:
+            if cand in busy or cand in taken:
                 continue
             if cand not in avoid:
                 return cand
@@ -684,10 +694,11 @@ class IsolationPlanner:
         return sum(1 for n in self._verified_by_domain[domain] if n not in busy)
 
     def _domain_test(self, domains: Sequence[int], busy: Set[str], avoid: Set[str]) -> Optional[List[str]]:
+        """One free verified node per domain (avoiding ``avoid`` when possible), or None."""
         picked = []
         taken: Set[str] = set()
         for domain in domains:
-            rep = self._reps(domain, busy | taken, avoid)
+            rep = self._rep(domain, busy, taken, avoid)
             if rep is None:
                 return None
             picked.append(rep)
@@ -735,7 +746,7 @@ class IsolationPlanner:
             count = len(self._link_evidence.get(code, []))
             purpose = "confirm" if count else "cross"
             why = ("confirm link %s-%s (isolated failure %d of %d) with other nodes" %
-                   (self._pair_names(code) + (count, self.config.confirmations))) if count else \
+                   (self._pair_names(code) + (count, self._needed))) if count else \
                 "isolate link %s-%s (from %s)" % (self._pair_names(code) + (tid,))
             self._new_test(picked, purpose, why, busy, tests)
             return True
@@ -786,24 +797,23 @@ class IsolationPlanner:
 
     # .......................................................... coverage
     def _plan_coverage(self, blocked: Set[int], busy: Set[str], tests: List[GroupTest]) -> None:
-        if self._ndom < 2:
-            return
         nd = self._ndom
+        if nd < 2 or len(self._pair_ok) + len(self._link_condemned) >= nd * (nd - 1) // 2:
+            return
         live = [d for d in range(nd) if any(n not in busy for n in self._verified_by_domain[d])]
         if len(live) < 2:
             return
-        ok = self._pair_ok
-        condemned = self._link_condemned
-        planned_cover: Set[int] = set()
-
-        def uncovered(code: int) -> bool:
-            return code not in ok and code not in condemned and code not in blocked and code not in planned_cover
-
+        skip = set(self._pair_ok)
+        skip.update(self._link_condemned)
+        skip.update(blocked)
+        conflict = set(self._link_condemned)
+        conflict.update(blocked)
         for _ in range(self.config.cross_per_round):
             seed = None
             for i, a in enumerate(live):
+                base = a * nd
                 for b in live[i + 1:]:
-                    if uncovered(a * nd + b):
+                    if base + b not in skip:
                         seed = (a, b)
                         break
                 if seed:
@@ -812,28 +822,20 @@ class IsolationPlanner:
                 return
             members = [seed[0], seed[1]]
             for d in live:
-                if d in members:
+                if d == seed[0] or d == seed[1]:
                     continue
-                useful = False
-                conflict = False
-                for m in members:
-                    code = m * nd + d if m < d else d * nd + m
-                    if code in condemned or code in blocked:
-                        conflict = True
-                        break
-                    if uncovered(code):
-                        useful = True
-                if useful and not conflict:
-                    members.append(d)
+                if conflict and any((m * nd + d if m < d else d * nd + m) in conflict for m in members):
+                    continue
+                if all((m * nd + d if m < d else d * nd + m) in skip for m in members):
+                    continue
+                members.append(d)
             members.sort()
             picked = self._domain_test(members, busy, set())
             if picked is None:
-                members = [d for d in members if self._free_count(d, busy) > 0]
-                picked = self._domain_test(members, busy, set()) if len(members) > 1 else None
-                if picked is None:
-                    return
-            new_pairs = [c for c in self._unverified_pairs(members) if uncovered(c)]
-            planned_cover.update(new_pairs)
+                return
+            new_pairs = [c for c in self._unverified_pairs(members) if c not in skip]
+            skip.update(new_pairs)
             why = "cover %d unchecked domain pair(s): one verified node from each of %d domains" % (
                 len(new_pairs), len(members))
             self._new_test(picked, "cross", why, busy, tests)
+            live = [d for d in live if any(n not in busy for n in self._verified_by_domain[d])]

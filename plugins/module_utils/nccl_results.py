@@ -90,7 +90,7 @@ _NON_TEXT_RE = re.compile("[\x00-\x08\x0e-\x1f\x7f\ufffd]")
 _INT_RE = re.compile(r"^-?\d+$")
 _TYPE_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 _ABORT_RES = (
-    (re.compile(r"mpirun noticed that process rank\s+(\d+).*?(?:on node\s+(\S+))?\s+exited on signal\s+(\d+)(?:\s*\(([^)]*)\))?"),
+    (re.compile(r"(?:mpirun|prterun) noticed that process rank\s+(\d+).*?(?:on node\s+(\S+))?\s+exited on signal\s+(\d+)(?:\s*\(([^)]*)\))?"),
      "MPI run aborted: rank %s%s exited on signal %s%s"),
     (re.compile(r"Primary job\s+terminated normally, but\s+(\d+)\s+process(?:es)? returned"),
      "MPI run aborted: %s process(es) returned a non-zero exit code"),
@@ -99,6 +99,10 @@ _ABORT_RES = (
      "MPI run aborted: one or more processes exited with non-zero status"),
     (re.compile(r"mpirun has exited due to process rank\s+(\d+)"), "MPI run aborted: process rank %s exited improperly"),
     (re.compile(r"ORTE has lost communication with a remote daemon"), "MPI run aborted: lost communication with a remote daemon"),
+    (re.compile(r"(?:ORTE|PRTE) was unable to reliably start one or more daemons"),
+     "MPI launcher could not start its daemons on every host"),
+    (re.compile(r"(?:mpirun|prterun) noticed that the job aborted"), "MPI run aborted (the launcher does not know which process)"),
+    (re.compile(r"^ssh: connect to host (\S+) port \d+: (.*)$"), "cannot reach host %s over ssh: %s"),
     (re.compile(r"srun: error: (\S+): tasks? ([\d,-]+): (Exited with exit code \d+|Killed|Terminated)"),
      "Slurm step failed on %s (task %s): %s"),
     (re.compile(r"\*\*\* (?:STEP|JOB) \S+ ON \S+ CANCELLED"), "Slurm job or step was cancelled"),
@@ -457,7 +461,7 @@ class _Parser:
             match = regex.search(line)
             if match:
                 groups = match.groups()
-                if regex.pattern.startswith("mpirun noticed"):
+                if "noticed that process rank" in regex.pattern:
                     rank, node, signal, name = groups
                     message = template % (rank, (" on " + node) if node else "", signal, (" (%s)" % name) if name else "")
                 else:

@@ -145,6 +145,7 @@ class Grouping:
     domain_of: Dict[str, str]
     excluded: Dict[str, str]
     unassigned: Tuple[str, ...] = ()
+    order: Tuple[str, ...] = ()  # eligible nodes in natural order
 
     @property
     def domains(self) -> List[str]:
@@ -272,7 +273,8 @@ def group_nodes(nodes: Sequence[NodeInfo], config: Optional[GroupingConfig] = No
             excluded[node.name] = reason
         else:
             eligible.append(node)
-    eligible.sort(key=lambda n: natural_key(n.name))
+    keys = {n.name: natural_key(n.name) for n in eligible}
+    eligible.sort(key=lambda n: keys[n.name])
     if not eligible:
         return Grouping(strategy="none", groups=[], domain_of={}, excluded=excluded)
 
@@ -303,6 +305,6 @@ def group_nodes(nodes: Sequence[NodeInfo], config: Optional[GroupingConfig] = No
     for index, (domains, members) in enumerate(_merge_small(raw, config.min_group_size)):
         base = domains[0] if len(domains) == 1 else "+".join(domains[:3]) + ("+..." if len(domains) > 3 else "")
         groups.append(NodeGroup(name="g%03d:%s" % (index + 1, base), domains=tuple(domains),
-                                nodes=tuple(sorted(members, key=natural_key))))
+                                nodes=tuple(sorted(members, key=keys.__getitem__))))
     return Grouping(strategy=strategy, groups=groups, domain_of=domain_of, excluded=excluded,
-                    unassigned=tuple(unassigned))
+                    unassigned=tuple(unassigned), order=tuple(n.name for n in eligible))

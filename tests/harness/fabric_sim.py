@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 import random
+from dataclasses import dataclass
 from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 SIZES: Tuple[int, ...] = tuple(1 << p for p in range(20, 34))  # 1 MiB .. 8 GiB, doubling
@@ -89,6 +90,7 @@ class FabricSimulator:
         self.seed = seed
         self._rng = random.Random(seed)
         self._runs = 0
+        self._curves: Dict[int, List[float]] = {}
         self._pids = {n: 10000 + (i * 7919) % 50000 for i, n in enumerate(self.nodes)}
 
     # ---------------------------------------------------------------- model
@@ -109,20 +111,13 @@ class FabricSimulator:
             node = nodes[0]
             return self.intra_node_bw * self.degraded_nodes.get(node, 1.0)
         bw = min(self.node_bw[n] * self.degraded_nodes.get(n, 1.0) for n in nodes)
-        domains = sorted({self.topology[n] for n in nodes})
+        domains = {self.topology[n] for n in nodes}
         if len(domains) > 1:
-            faults = self.link_faults
-            custom = self.link_bw
             base = self.inter_domain_bw
-            if faults or custom:
-                for i, a in enumerate(domains):
-                    for b in domains[i + 1:]:
-                        pair = (a, b)
-                        link = custom.get(pair, base) * faults.get(pair, 1.0)
-                        if link < bw:
-                            bw = link
-            elif base < bw:
-                bw = base
+            bw = min(bw, base)
+            for a, b in set(self.link_bw) | set(self.link_faults):
+                if a in domains and b in domains:
+                    bw = min(bw, self.link_bw.get((a, b), base) * self.link_faults.get((a, b), 1.0))
         return bw
 
     def expected_busbw(self, ranks: int, size: int, peak: float) -> float:
@@ -131,8 +126,15 @@ class FabricSimulator:
         half = HALF_SIZE_BYTES * (1.0 + 0.25 * math.log2(max(ranks // max(self.gpus_per_node, 1), 1)))
         return peak * size / (size + half)
 
+    def _curve(self, ranks: int) -> List[float]:
+        curve = self._curves.get(ranks)
+        if curve is None:
+            curve = [self.expected_busbw(ranks, size, 1.0) for size in SIZES]
+            self._curves[ranks] = curve
+        return curve
+
     # ---------------------------------------------------------------- text
-    def _header(self, nodes: Sequence[str], collective: str, lines: List[str], ranks_of: Sequence[str]) -> None:
+    def _header(self, collective: str, lines: List[str], ranks_of: Sequence[str]) -> None:
         lines.append("# nccl-tests version 2.13.10 nccl-headers=22304 nccl-library=22304")
         lines.append("# Collective test starting: %s_perf" % collective)
         lines.append("# nThread 1 nGpus 1 minBytes %d maxBytes %d step: 2(factor) warmup iters: 5 iters: 20 "
@@ -174,46 +176,63 @@ class FabricSimulator:
                 % (size, count, redop, root, time_us, algbw, busbw, wrong, time_us * 1.01, algbw / 1.01,
                    busbw / 1.01, wrong))
 
-    def run_group(self, nodes: Sequence[str], collective: str = "all_reduce") -> str:
-        """Run one simulated nccl-tests job over ``nodes`` and return its output text."""
+    def simulate(self, nodes: Sequence[str], collective: str = "all_reduce") -> "GroupRun":
+        """Draw the outcome of one test over ``nodes`` (all random draws happen here)."""
         if collective not in COLLECTIVES:
             raise ValueError("unknown collective %r (known: %s)" % (collective, ", ".join(sorted(COLLECTIVES))))
         if not nodes:
-            raise ValueError("run_group needs at least one node")
+            raise ValueError("a group test needs at least one node")
         unknown = [n for n in nodes if n not in self.node_bw]
         if unknown:
             raise ValueError("nodes not in the simulator: %s" % ", ".join(unknown[:5]))
         self._runs += 1
         rng = self._rng
-        lines: List[str] = []
+        ranks = len(nodes) * self.gpus_per_node
         dead = [n for n in nodes if n in self.dead_nodes]
         if dead:
-            return self._dead_log(nodes, dead, collective, rng)
-        ranks = len(nodes) * self.gpus_per_node
-        self._header(nodes, collective, lines, nodes)
-        self._table_header(lines)
+            return GroupRun(tuple(nodes), collective, ranks, "dead", (), host=dead[0], variant=int(rng.random() < 0.5))
         transient = self.transient_rate > 0 and rng.random() < self.transient_rate
-        fail_at = rng.randrange(len(SIZES)) if transient else -1
+        fail_at = rng.randrange(len(SIZES)) if transient else len(SIZES)
         peak = self.bottleneck_bw(nodes)
         corrupt = any(n in self.corrupt_nodes for n in nodes)
-        total = 0.0
-        wrong_total = 0
         noise = self.noise
-        for index, size in enumerate(SIZES):
-            if index == fail_at:
-                lines.extend(self._transient_lines(nodes, rng))
-                return "\n".join(lines) + "\n"
-            busbw = self.expected_busbw(ranks, size, peak)
+        curve = self._curve(ranks)
+        rows = []
+        gauss = rng.gauss
+        for index in range(fail_at):
+            busbw = peak * curve[index]
             if noise:
-                busbw *= max(0.5, rng.gauss(1.0, noise))
+                busbw *= max(0.5, gauss(1.0, noise))
+            size = SIZES[index]
             wrong = rng.randrange(1, 4096) if corrupt and size >= (64 << 20) else 0
-            wrong_total += wrong
-            total += busbw
-            lines.append(self._row(size, ranks, busbw, collective, wrong))
+            rows.append((size, busbw, wrong))
+        if transient:
+            host = nodes[rng.randrange(len(nodes))]
+            return GroupRun(tuple(nodes), collective, ranks, "transient", tuple(rows), host=host,
+                            variant=rng.randrange(3), port=(rng.randrange(256), rng.randrange(256)))
+        return GroupRun(tuple(nodes), collective, ranks, "corrupt" if corrupt else "ok", tuple(rows))
+
+    def run_group(self, nodes: Sequence[str], collective: str = "all_reduce") -> str:
+        """Run one simulated nccl-tests job over ``nodes`` and return its output text."""
+        return self.render(self.simulate(nodes, collective))
+
+    def render(self, run: "GroupRun") -> str:
+        """nccl-tests text of a simulated run."""
+        if run.status == "dead":
+            return self._dead_log(run)
+        lines: List[str] = []
+        self._header(run.collective, lines, run.nodes)
+        self._table_header(lines)
+        for size, busbw, wrong in run.rows:
+            lines.append(self._row(size, run.ranks, busbw, run.collective, wrong))
+        if run.status == "transient":
+            lines.extend(self._transient_lines(run))
+            return "\n".join(lines) + "\n"
+        wrong_total = sum(r[2] for r in run.rows)
         lines.append("# Out of bounds values : %d %s" % (wrong_total, "FAILED" if wrong_total else "OK"))
-        lines.append("# Avg bus bandwidth    : %.3f " % (total / len(SIZES)))
+        lines.append("# Avg bus bandwidth    : %.3f " % run.avg_busbw)
         lines.append("#")
-        lines.append("# Collective test concluded: %s_perf" % collective)
+        lines.append("# Collective test concluded: %s_perf" % run.collective)
         lines.append("")
         return "\n".join(lines)
 
@@ -224,39 +243,64 @@ class FabricSimulator:
                               gpus_per_node=self.gpus_per_node, intra_node_bw=self.intra_node_bw, noise=0.0)
         return ref.run_group(names, collective)
 
-    def _transient_lines(self, nodes: Sequence[str], rng: random.Random) -> List[str]:
-        host = nodes[rng.randrange(len(nodes))]
+    def _transient_lines(self, run: "GroupRun") -> List[str]:
+        host = run.host
         pid = self._pids.get(host, 4242)
-        kind = rng.randrange(3)
-        if kind == 0:
+        if run.variant == 0:
             return ["%s: Test NCCL failure common.cu:1279 'unhandled system error (run with NCCL_DEBUG=INFO for details) / '"
                     % host,
                     " .. %s pid %d: Test failure common.cu:1100" % (host, pid)]
-        if kind == 1:
+        if run.variant == 1:
             return ["%s:%d:%d [3] transport/net_ib.cc:1696 NCCL WARN NET/IB : Got completion from peer 10.10.%d.%d<43210> "
                     "with status=IBV_WC_RETRY_EXC_ERR(12) opcode=0 len=0 vendor err 129 (Send)"
-                    % (host, pid, pid + 12, rng.randrange(256), rng.randrange(256)),
+                    % (host, pid, pid + 12, run.port[0], run.port[1]),
                     "%s: Test NCCL failure common.cu:1279 'remote process exited or there was a network error / '" % host,
                     " .. %s pid %d: Test failure common.cu:1100" % (host, pid)]
         return ["[%s:%d] NCCL watchdog: collective operation timed out after 600000 ms" % (host, pid),
                 "%s: Test NCCL failure common.cu:1279 'internal error - please report this issue to the NCCL developers'"
                 % host]
 
-    def _dead_log(self, nodes: Sequence[str], dead: List[str], collective: str, rng: random.Random) -> str:
-        if rng.random() < 0.5:
-            lines = ["ssh: connect to host %s port 22: No route to host" % dead[0],
+    def _dead_log(self, run: "GroupRun") -> str:
+        dead = run.host
+        if run.variant:
+            lines = ["ssh: connect to host %s port 22: No route to host" % dead,
                      "--------------------------------------------------------------------------",
                      "ORTE was unable to reliably start one or more daemons.",
-                     "This usually is caused by a remote host being unreachable (%s)." % dead[0],
-                     "--------------------------------------------------------------------------"]
+                     "This usually is caused by a remote host being unreachable (%s)." % dead,
+                     "--------------------------------------------------------------------------",
+                     "mpirun noticed that the job aborted, but has no info as to the process that caused that situation."]
             return "\n".join(lines) + "\n"
         lines: List[str] = []
-        alive = [n for n in nodes if n not in self.dead_nodes]
-        self._header(nodes, collective, lines, alive)
+        alive = [n for n in run.nodes if n not in self.dead_nodes]
+        self._header(run.collective, lines, alive)
         lines.append("slurmstepd: error: *** STEP 4242.0 ON %s CANCELLED AT 2026-01-01T00:10:00 DUE TO TIME LIMIT ***"
-                     % (alive[0] if alive else dead[0]))
-        lines.append("srun: error: %s: tasks 0-%d: Killed" % (dead[0], self.gpus_per_node - 1))
+                     % (alive[0] if alive else dead))
+        lines.append("srun: error: %s: tasks 0-%d: Killed" % (dead, self.gpus_per_node - 1))
         return "\n".join(lines) + "\n"
+
+
+@dataclass(frozen=True)
+class GroupRun:
+    """Outcome of one simulated test before rendering (``status``: ok, transient, dead, corrupt)."""
+
+    nodes: Tuple[str, ...]
+    collective: str
+    ranks: int
+    status: str
+    rows: Tuple[Tuple[int, float, int], ...]
+    host: str = ""
+    variant: int = 0
+    port: Tuple[int, int] = (0, 0)
+
+    @property
+    def avg_busbw(self) -> float:
+        """Mean bus bandwidth over the rows (what ``# Avg bus bandwidth`` prints)."""
+        return sum(r[1] for r in self.rows) / len(self.rows) if self.rows else 0.0
+
+    @property
+    def failed(self) -> bool:
+        """True when the log would show a failure (abort, error or wrong values)."""
+        return self.status != "ok"
 
 
 # ---------------------------------------------------------------------------- judging outputs
@@ -314,6 +358,7 @@ class OutcomeJudge:
         self._parser = parser
         self.source = "nccl_results" if parser else "avg-line"
         self._expected: Dict[int, float] = {}
+        self._expected_avg: Dict[int, float] = {}
 
     def _metric(self, text: str) -> Tuple[Optional[float], Optional[str]]:
         if self._parser is None:
@@ -347,3 +392,25 @@ class OutcomeJudge:
                                reason="bus bandwidth %.1f GB/s below %.0f%% of the expected %.1f GB/s"
                                % (value or 0.0, self.threshold * 100, expected))
         return TestOutcome(passed=True, reason="", busbw=value)
+
+    def expected_avg(self, node_count: int) -> float:
+        """``# Avg bus bandwidth`` of a healthy, noise-free group of ``node_count`` nodes."""
+        if node_count not in self._expected_avg:
+            value = read_avg_busbw(self.sim.healthy_reference(node_count, self.collective))
+            if value is None:
+                raise RuntimeError("healthy reference for %d node(s) has no average line" % node_count)
+            self._expected_avg[node_count] = value
+        return self._expected_avg[node_count]
+
+    def judge_run(self, run: GroupRun):
+        """Fast path without text: the same decision as the ``avg-line`` reading of ``render(run)``."""
+        from ansible_collections.dsxos.cluster.plugins.module_utils.isolation_planner import TestOutcome  # pylint: disable=import-outside-toplevel
+        if run.failed:
+            return TestOutcome(passed=False, reason="simulated %s failure" % run.status)
+        value = run.avg_busbw
+        expected = self.expected_avg(len(run.nodes))
+        if value < self.threshold * expected:
+            return TestOutcome(passed=False, busbw=value,
+                               reason="bus bandwidth %.1f GB/s below %.0f%% of the expected %.1f GB/s"
+                               % (value, self.threshold * 100, expected))
+        return TestOutcome(passed=True, busbw=value)

@@ -398,3 +398,20 @@ def test_row_with_only_the_in_place_variant():
     assert parsed.oop_busbw is None and parsed.ip_busbw == float(values[6])
     assert any("only one of out-of-place/in-place" in w for w in result.warnings)
     assert result.ok
+
+
+def test_launcher_could_not_start():
+    text = "\n".join([
+        "ssh: connect to host gpu-node-05 port 22: No route to host",
+        "--------------------------------------------------------------------------",
+        "ORTE was unable to reliably start one or more daemons.",
+        "This usually is caused by a remote host being unreachable (gpu-node-05).",
+        "--------------------------------------------------------------------------",
+        "mpirun noticed that the job aborted, but has no info as to the process that caused that situation.",
+    ])
+    result = parse_nccl_output(text)
+    assert not result.ok
+    assert result.reasons[:3] == ["cannot reach host gpu-node-05 over ssh: No route to host",
+                                  "MPI launcher could not start its daemons on every host",
+                                  "MPI run aborted (the launcher does not know which process)"]
+    assert result.reasons[-1] == "no nccl-tests result in the log"
