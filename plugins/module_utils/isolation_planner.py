@@ -227,7 +227,7 @@ class IsolationPlanner:
         self._condemned: Dict[str, Tuple[str, ...]] = {}
         self._evidence: Dict[str, List[Tuple[str, FrozenSet[str]]]] = {}
         self._cleared_after_failure: Dict[str, int] = {}
-        self._pair_ok: Set[int] = set()
+        self._ok_mask: List[int] = [0] * self._ndom  # bit b of _ok_mask[a]: pair (a, b) verified
         self._link_condemned: Dict[int, Tuple[Tuple[str, ...], Tuple[str, ...]]] = {}
         self._link_evidence: Dict[int, List[Tuple[str, Tuple[str, ...]]]] = {}
         self._open: List[str] = []  # ids of failed tests not yet explained
@@ -327,7 +327,7 @@ class IsolationPlanner:
             out.append(LinkFault(self._pair_names(code), nodes, ids, FAULTY))
         if self._finished:
             for code in sorted(self._link_evidence):
-                if code in self._link_condemned or code in self._pair_ok:
+                if code in self._link_condemned or self._pair_verified(code):
                     continue
                 entries = self._link_evidence[code]
                 nodes = tuple(sorted({n for _, ns in entries for n in ns}, key=natural_key))
@@ -343,7 +343,7 @@ class IsolationPlanner:
             return INCOMPLETE
         if len(self._verified) < len(self._eligible):
             return INCOMPLETE
-        if any(code not in self._pair_ok for code in self._link_evidence):
+        if any(not self._pair_verified(code) for code in self._link_evidence):
             return INCOMPLETE
         return PASSED
 
@@ -373,14 +373,33 @@ class IsolationPlanner:
     def _domains_of(self, nodes: Iterable[str]) -> Tuple[int, ...]:
         return tuple(sorted({self._dom[n] for n in nodes}))
 
+    def _pair_verified(self, code: int) -> bool:
+        a, b = divmod(code, self._ndom)
+        return bool((self._ok_mask[a] >> b) & 1)
+
+    @staticmethod
+    def _mask(domains: Iterable[int]) -> int:
+        mask = 0
+        for d in domains:
+            mask |= 1 << d
+        return mask
+
     def _unverified_pairs(self, domains: Sequence[int], limit: int = 0) -> List[int]:
-        """Codes of the unverified pairs among sorted ``domains`` (stop after ``limit`` when > 0)."""
-        ok = self._pair_ok
+        """Codes (ascending) of the unverified pairs among sorted ``domains`` (at most ``limit`` when > 0)."""
+        ok = self._ok_mask
         nd = self._ndom
+        full = self._mask(domains)
         out: List[int] = []
-        for i, a in enumerate(domains):
-            base = a * nd
-            out.extend(code for code in (base + b for b in domains[i + 1:]) if code not in ok)
+        for a in domains:
+            missing = (full & ~ok[a]) >> (a + 1)
+            if not missing:
+                continue
+            base = a * nd + a + 1
+            while missing:
+                low = missing & -missing
+                bit = low.bit_length() - 1
+                out.append(base + bit)
+                missing ^= low
             if limit and len(out) >= limit:
                 return out[:limit]
         return out
@@ -428,12 +447,10 @@ class IsolationPlanner:
                     self._log("cleared", node=node, test=test.id,
                               reason="passed after %d isolated failure(s): counted as transient" % len(self._evidence[node]))
         if len(rec.domains) > 1:
-            ok = self._pair_ok
-            nd = self._ndom
-            ds = rec.domains
-            for i, a in enumerate(ds):
-                for b in ds[i + 1:]:
-                    ok.add(a * nd + b)
+            ok = self._ok_mask
+            full = self._mask(rec.domains)
+            for a in rec.domains:
+                ok[a] |= full & ~(1 << a)
         self._log("passed", test=test.id, purpose=test.purpose, busbw=outcome.busbw, verified=len(newly))
 
     def _on_fail(self, rec: _TestRecord, outcome: TestOutcome) -> None:
@@ -456,7 +473,7 @@ class IsolationPlanner:
                 self._condemned[node] = tuple(chosen)
                 self._log("condemned", node=node, tests=list(chosen),
                           reason="failed with %d different healthy partner sets" % len(chosen))
-        if rec.suspect_link is not None and rec.suspect_link not in self._pair_ok \
+        if rec.suspect_link is not None and not self._pair_verified(rec.suspect_link) \
                 and rec.suspect_link not in self._link_condemned:
             code = rec.suspect_link
             entries_l = self._link_evidence.setdefault(code, [])
@@ -615,14 +632,14 @@ class IsolationPlanner:
             return chosen, True
         others = [d for d in range(self._ndom) if d != home and self._verified_by_domain[d]]
         for domain in others:
-            if self._code(home, domain) in self._pair_ok:
+            if (self._ok_mask[home] >> domain) & 1:
                 take(domain)
                 if len(chosen) >= count:
                     return chosen, True
         clean = True
         for domain in others:
             code = self._code(home, domain)
-            if code not in self._pair_ok and code not in self._link_condemned:
+            if not (self._ok_mask[home] >> domain) & 1 and code not in self._link_condemned:
                 before = len(chosen)
                 take(domain)
                 if len(chosen) > before:
@@ -797,45 +814,41 @@ class IsolationPlanner:
 
     # .......................................................... coverage
     def _plan_coverage(self, blocked: Set[int], busy: Set[str], tests: List[GroupTest]) -> None:
+        """Transversal tests (one verified node per domain) over domain pairs nobody has checked yet."""
         nd = self._ndom
-        if nd < 2 or len(self._pair_ok) + len(self._link_condemned) >= nd * (nd - 1) // 2:
+        if nd < 2:
             return
         live = [d for d in range(nd) if any(n not in busy for n in self._verified_by_domain[d])]
         if len(live) < 2:
             return
-        skip = set(self._pair_ok)
-        skip.update(self._link_condemned)
-        skip.update(blocked)
-        conflict = set(self._link_condemned)
-        conflict.update(blocked)
+        conflict = [0] * nd
+        for code in list(self._link_condemned) + list(blocked):
+            a, b = divmod(code, nd)
+            conflict[a] |= 1 << b
+            conflict[b] |= 1 << a
+        skip = [self._ok_mask[d] | conflict[d] | (1 << d) for d in range(nd)]
         for _ in range(self.config.cross_per_round):
-            seed = None
-            for i, a in enumerate(live):
-                base = a * nd
-                for b in live[i + 1:]:
-                    if base + b not in skip:
-                        seed = (a, b)
-                        break
-                if seed:
-                    break
+            live_mask = self._mask(live)
+            seed = next((a for a in live if live_mask & ~skip[a]), None)
             if seed is None:
                 return
-            members = [seed[0], seed[1]]
+            other = live_mask & ~skip[seed]
+            members = [seed, (other & -other).bit_length() - 1]
+            members_mask = self._mask(members)
             for d in live:
-                if d == seed[0] or d == seed[1]:
-                    continue
-                if conflict and any((m * nd + d if m < d else d * nd + m) in conflict for m in members):
-                    continue
-                if all((m * nd + d if m < d else d * nd + m) in skip for m in members):
+                if (members_mask >> d) & 1 or conflict[d] & members_mask or not members_mask & ~skip[d]:
                     continue
                 members.append(d)
+                members_mask |= 1 << d
             members.sort()
             picked = self._domain_test(members, busy, set())
             if picked is None:
                 return
-            new_pairs = [c for c in self._unverified_pairs(members) if c not in skip]
-            skip.update(new_pairs)
+            new_pairs = 0
+            for d in members:
+                new_pairs += (members_mask & ~skip[d]).bit_count()
+                skip[d] |= members_mask
             why = "cover %d unchecked domain pair(s): one verified node from each of %d domains" % (
-                len(new_pairs), len(members))
+                new_pairs // 2, len(members))
             self._new_test(picked, "cross", why, busy, tests)
             live = [d for d in live if any(n not in busy for n in self._verified_by_domain[d])]
