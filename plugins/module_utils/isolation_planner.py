@@ -171,10 +171,11 @@ class LinkFault:
 class _TestRecord:
     """Planner-side bookkeeping of one planned test."""
 
-    __slots__ = ("test", "domains", "suspect", "suspect_link", "passed")
+    __slots__ = ("test", "domains", "suspect", "suspect_link", "passed", "seq")
 
     def __init__(self, test: GroupTest, domains: Tuple[int, ...], suspect: Optional[str],
-                 suspect_link: Optional[int]) -> None:
+                 suspect_link: Optional[int], seq: int) -> None:
+        self.seq = seq
         self.test = test
         self.domains = domains
         self.suspect = suspect
@@ -191,6 +192,59 @@ def _chunks(items: Sequence[Any], count: int) -> List[List[Any]]:
         out.append(list(items[start:end]))
         start = end
     return out
+
+
+class _TestPairs:
+    """The unverified domain pairs of one test, read on demand from the planner's verification masks
+    (a failing transversal over 256 domains has 32 640 of them; they are rarely all needed)."""
+
+    __slots__ = ("_ok", "_nd", "domains", "mask", "_count", "_iter")
+
+    def __init__(self, ok: List[int], nd: int, domains: Sequence[int], iterate: Any) -> None:
+        self._ok = ok
+        self._nd = nd
+        self.domains = tuple(domains)
+        mask = 0
+        for d in domains:
+            mask |= 1 << d
+        self.mask = mask
+        self._count: Optional[int] = None
+        self._iter = iterate
+
+    def __len__(self) -> int:
+        if self._count is None:
+            ok, mask = self._ok, self.mask
+            self._count = sum(((mask & ~ok[a]) >> (a + 1)).bit_count() for a in self.domains)
+        return self._count
+
+    def __contains__(self, code: Any) -> bool:
+        a, b = divmod(code, self._nd)
+        return a != b and bool((self.mask >> a) & 1) and bool((self.mask >> b) & 1) and not (self._ok[a] >> b) & 1
+
+    def __iter__(self) -> Any:
+        return iter(self._iter(self.domains))
+
+    def active_domains(self) -> List[int]:
+        """Domains that take part in at least one unverified pair."""
+        ok, mask = self._ok, self.mask
+        return [a for a in self.domains if mask & ~ok[a] & ~(1 << a)]
+
+
+def _intersect(first: Any, second: Any) -> Set[int]:
+    if len(first) > len(second):
+        first, second = second, first
+    return {code for code in first if code in second}
+
+
+def _overlaps(first: Any, second: Any) -> bool:
+    if len(first) > len(second):
+        first, second = second, first
+    return any(code in second for code in first)
+
+
+def _strided(items: Sequence[Any], count: int) -> List[List[Any]]:
+    count = max(1, min(count, len(items)))
+    return [list(items[i::count]) for i in range(count)]
 
 
 class IsolationPlanner:
@@ -234,6 +288,8 @@ class IsolationPlanner:
         self._failures_of: Dict[str, List[str]] = {}
         self._inconclusive: Dict[str, str] = {}
         self._uncovered = 0
+        self._failed_sets: Set[FrozenSet[str]] = set()
+        self._waiting_logged: Set[str] = set()
         self._needed = self.config.confirmations + 1  # the isolating failure plus the confirmations
 
         cross_tests = self.config.cross_step_tests
@@ -277,6 +333,7 @@ class IsolationPlanner:
             outcome = outcomes[test.id]
             if not outcome.passed:
                 self._on_fail(self._tests[test.id], outcome)
+        self._judge_suspects()
         self._pending = None
         self._advance()
 
@@ -330,8 +387,8 @@ class IsolationPlanner:
                 if code in self._link_condemned or self._pair_verified(code):
                     continue
                 entries = self._link_evidence[code]
-                nodes = tuple(sorted({n for _, ns in entries for n in ns}, key=natural_key))
-                out.append(LinkFault(self._pair_names(code), nodes, tuple(t for t, _ in entries), "suspect"))
+                nodes = tuple(sorted({n for _tid, ns in entries for n in ns}, key=natural_key))
+                out.append(LinkFault(self._pair_names(code), nodes, tuple(t for t, _nodes in entries), "suspect"))
         return out
 
     def result(self) -> str:
@@ -426,7 +483,7 @@ class IsolationPlanner:
         pairs = self._unverified_pairs(domains, limit=2) if len(domains) > 1 else []
         suspect = unverified[0] if len(unverified) == 1 and not pairs and len(nodes) > 1 else None
         suspect_link = pairs[0] if not unverified and len(pairs) == 1 else None
-        rec = _TestRecord(test, domains, suspect, suspect_link)
+        rec = _TestRecord(test, domains, suspect, suspect_link, self._test_count)
         self._tests[test_id] = rec
         busy.update(nodes)
         tests.append(test)
@@ -458,6 +515,7 @@ class IsolationPlanner:
         test = rec.test
         self._log("failed", test=test.id, purpose=test.purpose, busbw=outcome.busbw, reason=outcome.reason[:300])
         self._open.append(test.id)
+        self._failed_sets.add(frozenset(test.nodes))
         for node in test.nodes:
             if node not in self._verified:
                 self._failures_of.setdefault(node, []).append(test.id)
@@ -468,11 +526,6 @@ class IsolationPlanner:
             entries.append((test.id, partners))
             self._log("evidence", node=node, test=test.id, partners=sorted(partners, key=natural_key),
                       count=len(entries), needed=self._needed)
-            chosen = self._disjoint_evidence(entries)
-            if len(chosen) >= self._needed:
-                self._condemned[node] = tuple(chosen)
-                self._log("condemned", node=node, tests=list(chosen),
-                          reason="failed with %d different healthy partner sets" % len(chosen))
         if rec.suspect_link is not None and not self._pair_verified(rec.suspect_link) \
                 and rec.suspect_link not in self._link_condemned:
             code = rec.suspect_link
@@ -480,18 +533,69 @@ class IsolationPlanner:
             entries_l.append((test.id, test.nodes))
             self._log("link-evidence", domains=list(self._pair_names(code)), test=test.id, nodes=list(test.nodes),
                       count=len(entries_l), needed=self._needed)
+
+    def _needed_for(self, explains: Optional[str]) -> int:
+        """Isolated failures needed: one more when no other failed test needs this suspect."""
+        return self._needed if explains else self._needed + 1
+
+    def _node_explains(self, node: str) -> Optional[str]:
+        """Id of a failed test (not one of ``node``'s own isolation tests) that only ``node`` can explain."""
+        own = {tid for tid, _partners in self._evidence.get(node, [])}
+        for tid in self._failures_of.get(node, []):
+            if tid in own:
+                continue
+            rec = self._tests[tid]
+            if all(n == node or n in self._verified for n in rec.test.nodes) and \
+                    (len(rec.domains) < 2 or not self._unverified_pairs(rec.domains, limit=1)):
+                return tid
+        return None
+
+    def _link_explains(self, code: int) -> Optional[str]:
+        own = {tid for tid, _nodes in self._link_evidence.get(code, [])}
+        a, b = divmod(code, self._ndom)
+        for tid in self._open:
+            rec = self._tests[tid]
+            if tid in own or len(rec.domains) < 2 or a not in rec.domains or b not in rec.domains:
+                continue
+            if all(n in self._verified for n in rec.test.nodes) and self._unverified_pairs(rec.domains, limit=2) == [code]:
+                return tid
+        return None
+
+    def _judge_suspects(self) -> None:
+        """Condemn suspects with enough isolated failures.  A suspect that is the only explanation of
+        another failed test needs ``confirmations + 1`` failures; one that is not (another suspect
+        explains those failures too) needs one more, so a transient next to a real fault is not enough."""
+        for node in sorted(self._evidence, key=natural_key):
+            if node in self._verified or node in self._condemned:
+                continue
+            chosen = self._disjoint_evidence(self._evidence[node])
+            if len(chosen) < self._needed:
+                continue
+            explains = self._node_explains(node)
+            if len(chosen) >= self._needed_for(explains):
+                self._condemned[node] = tuple(chosen)
+                self._log("condemned", node=node, tests=list(chosen),
+                          reason="failed %d isolation tests with different healthy partners%s" % (
+                              len(chosen), "; the only explanation of %s" % explains if explains else ""))
+        for code in sorted(self._link_evidence):
+            if code in self._link_condemned or self._pair_verified(code):
+                continue
             used: Set[str] = set()
             chosen_l: List[Tuple[str, Tuple[str, ...]]] = []
-            for tid, nodes in entries_l:
+            for tid, nodes in self._link_evidence[code]:
                 if not used.intersection(nodes):
                     chosen_l.append((tid, nodes))
                     used.update(nodes)
-            if len(chosen_l) >= self._needed:
+            if len(chosen_l) < self._needed:
+                continue
+            explains = self._link_explains(code)
+            if len(chosen_l) >= self._needed_for(explains):
                 nodes_all = tuple(sorted(used, key=natural_key))
-                self._link_condemned[code] = (nodes_all, tuple(t for t, _ in chosen_l))
+                self._link_condemned[code] = (nodes_all, tuple(t for t, _nodes in chosen_l))
                 self._log("link-condemned", domains=list(self._pair_names(code)), nodes=list(nodes_all),
-                          tests=[t for t, _ in chosen_l],
-                          reason="faulty link between %s and %s" % self._pair_names(code))
+                          tests=[t for t, _nodes in chosen_l],
+                          reason="faulty link between %s and %s%s" % (
+                              self._pair_names(code) + ("; the only explanation of %s" % explains if explains else "",)))
 
     @staticmethod
     def _disjoint_evidence(entries: List[Tuple[str, FrozenSet[str]]]) -> List[str]:
@@ -512,6 +616,7 @@ class IsolationPlanner:
             return
         busy: Set[str] = set()
         tests: List[GroupTest] = []
+        self._waiting_logged = set()
         if self._round == 0:
             for group in self.grouping.groups:
                 self._new_test(group.nodes, "screen", "screen group %s" % group.name, busy, tests)
@@ -562,8 +667,8 @@ class IsolationPlanner:
 
     def _plan_followups(self, busy: Set[str], tests: List[GroupTest]) -> int:
         """Plan one round of follow-up tests; return how many open failures could not be served."""
-        node_work: List[Tuple[int, str, List[str]]] = []
-        pair_work: List[Tuple[int, str, Set[int]]] = []
+        node_work: List[Tuple[int, int, str, List[str]]] = []
+        pair_work: List[Tuple[int, int, str, Any]] = []
         still_open: List[str] = []
         for tid in self._open:
             rec = self._tests[tid]
@@ -572,45 +677,43 @@ class IsolationPlanner:
                 self._log("explained", test=tid, by=cause)
                 continue
             cand_nodes = [n for n in rec.test.nodes if n not in self._verified]
-            cand_pairs = self._unverified_pairs(rec.domains) if len(rec.domains) > 1 else []
-            if not cand_nodes and not cand_pairs:
+            cand_pairs = _TestPairs(self._ok_mask, self._ndom, rec.domains, self._unverified_pairs) \
+                if len(rec.domains) > 1 else None
+            pair_count = len(cand_pairs) if cand_pairs is not None else 0
+            if not cand_nodes and not pair_count:
                 self._log("transient", test=tid,
                           reason="every member and domain pair passed other tests: counted as a transient failure")
                 continue
             still_open.append(tid)
             if cand_nodes:
-                node_work.append((len(cand_nodes), tid, cand_nodes))
+                node_work.append((len(cand_nodes), -rec.seq, tid, cand_nodes))
             else:
-                pair_work.append((len(cand_pairs), tid, set(cand_pairs)))
+                pair_work.append((pair_count, -rec.seq, tid, cand_pairs))
         self._open = still_open
-        node_work.sort(key=lambda w: (w[0], natural_key(w[1])))
-        pair_work.sort(key=lambda w: (w[0], natural_key(w[1])))
+        node_work.sort(key=lambda w: w[:3])
+        pair_work.sort(key=lambda w: w[:3])
 
         unserved = 0
-        for _, tid, cands in node_work:
+        for _count, _seq, tid, cands in node_work:
             if not self._plan_node_work(tid, cands, busy, tests):
                 if not any(c in busy for c in cands):
                     unserved += 1
-        searched: Set[int] = set()
-        blocked: Set[int] = set()
-        for _, _, cands_p in pair_work:
-            blocked |= cands_p
         if self.config.cross_domain:
-            for _, tid, cands_p in pair_work:
-                target = set(cands_p)
-                for _, other_id, other in pair_work:
+            searched: List[Any] = []
+            for _count, _seq, tid, cands_p in pair_work:
+                target = cands_p
+                for _count2, _seq2, other_id, other in pair_work:
                     if other_id != tid:
-                        common = target & other
+                        common = _intersect(target, other)
                         if common and len(common) < len(target):
                             target = common
-                if target & searched:
+                if any(_overlaps(target, done) for done in searched):
                     continue
-                planned = self._plan_pair_search(tid, target, busy, tests)
-                if planned:
-                    searched |= target
+                if self._plan_pair_search(tid, target, busy, tests):
+                    searched.append(target)
                 else:
                     unserved += 1
-            self._plan_coverage(blocked, busy, tests)
+            self._plan_coverage([w[3] for w in pair_work], busy, tests)
         return unserved
 
     # .......................................................... node isolation
@@ -651,12 +754,14 @@ class IsolationPlanner:
     def _plan_single(self, node: str, source: str, busy: Set[str], tests: List[GroupTest]) -> bool:
         evidence = self._evidence.get(node, [])
         avoid: Set[str] = set()
-        for _, partners in evidence:
+        for _tid, partners in evidence:
             avoid |= partners
         count = max(1, self.config.min_test_size - 1)
         partners, clean = self._partners(node, count, busy, avoid)
         if not partners:
-            self._log("waiting", node=node, test=source, reason="no unused healthy partner available this round")
+            if node not in self._waiting_logged:
+                self._waiting_logged.add(node)
+                self._log("waiting", node=node, test=source, reason="no unused healthy partner available this round")
             return False
         purpose = "confirm" if evidence else "split"
         why = ("confirm suspect %s (isolated failure %d of %d) with different partner(s) %s" %
@@ -676,18 +781,28 @@ class IsolationPlanner:
         free.sort(key=lambda n: (self._dom[n], natural_key(n)))
         planned = False
         if len(free) <= self.config.singles_max:
-            for node in free:
-                planned = self._plan_single(node, tid, busy, tests) or planned
+            alone = [node for node in free if not self._plan_single(node, tid, busy, tests)]
+            planned = len(alone) < len(free)
+            if len(alone) >= 2:
+                # No healthy partner anywhere: test the candidates in pairs; passing pairs become partners.
+                for chunk in _chunks(alone, len(alone) // 2):
+                    if frozenset(chunk) in self._failed_sets:
+                        continue
+                    why = "split %s (%d unverified, no healthy partner yet) into pairs of candidates" % (tid, len(cands))
+                    self._new_test(chunk, "split", why, busy, tests)
+                    planned = True
             return planned
         parts = _chunks(free, math.ceil(math.sqrt(len(free))))
         for index, part in enumerate(parts):
             if len(part) == 1:
                 planned = self._plan_single(part[0], tid, busy, tests) or planned
                 continue
+            if frozenset(part) in self._failed_sets:
+                continue  # that part failed already; its own follow-up narrows it
             pad: List[str] = []
             need = self.config.min_test_size - len(part)
             if need > 0:
-                pad, _ = self._partners(part[0], need, busy | set(part), set())
+                pad = self._partners(part[0], need, busy | set(part), set())[0]
             why = "split %s (%d unverified) part %d/%d" % (tid, len(cands), index + 1, len(parts))
             if pad:
                 why += " padded with healthy %s" % ", ".join(pad)
@@ -722,7 +837,22 @@ class IsolationPlanner:
             taken.add(rep)
         return picked
 
-    def _bipartite(self, pairs: Set[int]) -> Optional[Tuple[List[int], List[int]]]:
+    def _has_candidate(self, members: Sequence[int], pairs: Any) -> bool:
+        """True when an unverified pair among sorted ``members`` is in ``pairs``."""
+        ok = self._ok_mask
+        nd = self._ndom
+        full = self._mask(members)
+        for a in members:
+            missing = (full & ~ok[a]) >> (a + 1)
+            base = a * nd + a + 1
+            while missing:
+                low = missing & -missing
+                if base + low.bit_length() - 1 in pairs:
+                    return True
+                missing ^= low
+        return False
+
+    def _bipartite(self, pairs: Any) -> Optional[Tuple[List[int], List[int]]]:
         adj: Dict[int, List[int]] = {}
         for code in pairs:
             a, b = divmod(code, self._ndom)
@@ -748,13 +878,13 @@ class IsolationPlanner:
             side_a, side_b = side_b, side_a
         return side_a, side_b
 
-    def _plan_pair_search(self, tid: str, pairs: Set[int], busy: Set[str], tests: List[GroupTest]) -> bool:
+    def _plan_pair_search(self, tid: str, pairs: Any, busy: Set[str], tests: List[GroupTest]) -> bool:
         nd = self._ndom
         if len(pairs) == 1:
             code = next(iter(pairs))
             a, b = divmod(code, nd)
             avoid: Set[str] = set()
-            for _, nodes in self._link_evidence.get(code, []):
+            for _tid, nodes in self._link_evidence.get(code, []):
                 avoid.update(nodes)
             picked = self._domain_test([a, b], busy, avoid)
             if picked is None:
@@ -767,45 +897,68 @@ class IsolationPlanner:
                 "isolate link %s-%s (from %s)" % (self._pair_names(code) + (tid,))
             self._new_test(picked, purpose, why, busy, tests)
             return True
-        domains = sorted({c // nd for c in pairs} | {c % nd for c in pairs})
+        if isinstance(pairs, _TestPairs):
+            domains = pairs.active_domains()
+        else:
+            domains = sorted({c // nd for c in pairs} | {c % nd for c in pairs})
         free = {d: self._free_count(d, busy) for d in domains}
         limit = self._cross_step_tests
-        sides = self._bipartite(pairs)
+        sides = self._bipartite(pairs) if len(pairs) <= len(domains) ** 2 // 4 else None  # denser is never bipartite
         candidates: List[Tuple[List[int], List[int]]] = []
+        # Two layouts (contiguous and strided blocks) cover every candidate pair twice: a pair is cleared
+        # when either of its tests passes, so one transient clears nothing wrongly and the pairs left are
+        # the intersection of two failing tests (a much smaller set than one block pair).
         if sides is not None:
             side_a, side_b = sides
             cap_a = max(1, min(free[d] for d in side_a))  # tests each A domain can be in
             cap_b = max(1, min(free[d] for d in side_b))
             n_a = max(1, min(len(side_a), cap_b, round(math.sqrt(limit * len(side_a) / len(side_b)))))
             n_b = max(1, min(len(side_b), cap_a, limit // n_a))
-            for block_a in _chunks(side_a, n_a):
-                for block_b in _chunks(side_b, n_b):
-                    candidates.append((block_a, block_b))
-            shape = "bipartite %dx%d blocks over %d+%d domains" % (n_a, n_b, len(side_a), len(side_b))
+            layouts = 1 if (n_a == len(side_a) and n_b == len(side_b)) else 2
+            if layouts == 2:
+                n_a = max(1, min(n_a, cap_b // 2))
+                n_b = max(1, min(n_b, cap_a // 2))
+            for split in (_chunks, _strided)[:layouts]:
+                for block_a in split(side_a, n_a):
+                    for block_b in split(side_b, n_b):
+                        candidates.append((block_a, block_b))
+            shape = "bipartite %dx%d blocks over %d+%d domains, %d layout(s)" % (
+                n_a, n_b, len(side_a), len(side_b), layouts)
         else:
-            cap = max(2, min(free.values()) + 1)
+            min_free = min(free.values())
+            layouts = 2 if min_free >= 4 and len(domains) > 3 else 1
             blocks = 3
-            while blocks + 1 <= len(domains) and (blocks + 1) * blocks // 2 <= limit and blocks + 1 <= cap:
+            while blocks + 1 <= len(domains) and (blocks + 1) * blocks // 2 <= limit \
+                    and blocks * layouts <= min_free:
                 blocks += 1
             blocks = min(blocks, len(domains))
-            parts = _chunks(domains, blocks)
-            for i, part_i in enumerate(parts):
-                for part_j in parts[i + 1:]:
-                    candidates.append((part_i, part_j))
-            shape = "%d blocks over %d domains (all block pairs)" % (len(parts), len(domains))
+            if blocks == len(domains):
+                layouts = 1
+            for split in (_chunks, _strided)[:layouts]:
+                parts = split(domains, blocks)
+                for i, part_i in enumerate(parts):
+                    for part_j in parts[i + 1:]:
+                        candidates.append((part_i, part_j))
+            shape = "%d blocks over %d domains (all block pairs), %d layout(s)" % (blocks, len(domains), layouts)
+        seen: Set[FrozenSet[int]] = set()
+        unique = []
+        for block_a, block_b in candidates:
+            key = frozenset(block_a) | frozenset(block_b)
+            if key not in seen:
+                seen.add(key)
+                unique.append((block_a, block_b))
+        candidates = unique
         planned = 0
         skipped = 0
         for block_a, block_b in candidates:
             members = sorted(set(block_a) | set(block_b))
-            covered = [c for c in self._unverified_pairs(members) if c in pairs]
-            if not covered:
+            if not self._has_candidate(members, pairs):
                 continue
             picked = self._domain_test(members, busy, set())
             if picked is None:
                 skipped += 1
                 continue
-            why = "search %d candidate domain pair(s) of %s: %s, test %d covers %d" % (
-                len(pairs), tid, shape, planned + 1, len(covered))
+            why = "search %d candidate domain pair(s) of %s: %s, test %d" % (len(pairs), tid, shape, planned + 1)
             self._new_test(picked, "cross", why, busy, tests)
             planned += 1
         if skipped:
@@ -813,7 +966,7 @@ class IsolationPlanner:
         return planned > 0
 
     # .......................................................... coverage
-    def _plan_coverage(self, blocked: Set[int], busy: Set[str], tests: List[GroupTest]) -> None:
+    def _plan_coverage(self, blocked: List[Any], busy: Set[str], tests: List[GroupTest]) -> None:
         """Transversal tests (one verified node per domain) over domain pairs nobody has checked yet."""
         nd = self._ndom
         if nd < 2:
@@ -822,12 +975,16 @@ class IsolationPlanner:
         if len(live) < 2:
             return
         conflict = [0] * nd
-        for code in list(self._link_condemned) + list(blocked):
+        ok = self._ok_mask
+        for pairs in blocked:  # pairs under search: a transversal holding one would fail again
+            for a in pairs.domains:
+                conflict[a] |= pairs.mask & ~ok[a] & ~(1 << a)
+        for code in self._link_condemned:
             a, b = divmod(code, nd)
             conflict[a] |= 1 << b
             conflict[b] |= 1 << a
         skip = [self._ok_mask[d] | conflict[d] | (1 << d) for d in range(nd)]
-        for _ in range(self.config.cross_per_round):
+        for _attempt in range(self.config.cross_per_round):
             live_mask = self._mask(live)
             seed = next((a for a in live if live_mask & ~skip[a]), None)
             if seed is None:

@@ -130,7 +130,7 @@ def test_job_retry_sequence_and_python_hook(k8s_emulator):  # pylint: disable=re
     pods = emu.api.pods("default", label_selector="job-name=hooked")
     logs = {emu.pod_log(p) for p in pods}
     assert logs == {f"all_reduce on {p['spec']['nodeName']}\n" for p in pods}
-    assert sum(1 for name, _ in calls if name == "hooked") == 2
+    assert sum(1 for name, _node in calls if name == "hooked") == 2
 
 
 def test_daemonset_one_pod_per_eligible_node(k8s_emulator, k8s_client):  # pylint: disable=redefined-outer-name
@@ -179,9 +179,12 @@ def test_garbage_collection_and_orphaning(k8s_emulator, k8s_client):  # pylint: 
     emu.wait_for(lambda: emu.api.pods("default", label_selector="app=gc") == [] and
                  emu.api.list("apps/v1", "ReplicaSet", "default", "app=gc") == [], 10, what="cascade")
     rs_name = emu.api.list("apps/v1", "ReplicaSet", "default", "app=keep")[0]["metadata"]["name"]
-    apps.delete_namespaced_replica_set(rs_name, "default", propagation_policy="Orphan")
-    pod = emu.api.pods("default", label_selector="app=keep")
-    assert pod and not pod[0]["metadata"].get("ownerReferences")
+    apps.delete_namespaced_deployment("keep", "default", propagation_policy="Orphan")
+    rs = emu.api.get("apps/v1", "ReplicaSet", rs_name, "default")
+    assert not rs["metadata"].get("ownerReferences")
+    emu.settle()
+    pods = emu.api.pods("default", label_selector="app=keep")
+    assert len(pods) == 1 and pods[0]["metadata"]["ownerReferences"][0]["name"] == rs_name
 
 
 def test_node_profiles_carry_gpu_topology_labels(k8s_emulator, k8s_client):  # pylint: disable=redefined-outer-name

@@ -19,6 +19,10 @@ def _get(url: str, accept: str = "application/json") -> tuple[int, str, dict]:
         return resp.status, resp.headers.get("Content-Type", ""), json.loads(resp.read())
 
 
+def _get_doc(url: str) -> dict:
+    return _get(url)[2]
+
+
 def test_version_reports_configured_git_version(k8s_client):  # pylint: disable=redefined-outer-name
     info = client.VersionApi(k8s_client).get_code()
     assert info.git_version == "v1.31.4-eks-2a8d8e5"
@@ -26,7 +30,7 @@ def test_version_reports_configured_git_version(k8s_client):  # pylint: disable=
 
 
 def test_core_resource_list_has_verbs_scope_shortnames_and_subresources(k8s_emulator):  # pylint: disable=redefined-outer-name
-    _, _, doc = _get(f"{k8s_emulator.url}/api/v1")
+    doc = _get_doc(f"{k8s_emulator.url}/api/v1")
     by_name = {r["name"]: r for r in doc["resources"]}
     assert doc["kind"] == "APIResourceList" and doc["groupVersion"] == "v1"
     assert by_name["pods"]["namespaced"] is True and by_name["pods"]["kind"] == "Pod" and "po" in by_name["pods"]["shortNames"]
@@ -38,14 +42,14 @@ def test_core_resource_list_has_verbs_scope_shortnames_and_subresources(k8s_emul
 
 
 def test_api_groups_list_and_group_versions(k8s_emulator):  # pylint: disable=redefined-outer-name
-    _, _, groups = _get(f"{k8s_emulator.url}/apis")
+    groups = _get_doc(f"{k8s_emulator.url}/apis")
     names = {g["name"]: g for g in groups["groups"]}
     for group in ("apps", "batch", "policy", "coordination.k8s.io", "events.k8s.io", "argoproj.io", "helm.toolkit.fluxcd.io"):
         assert group in names, group
     assert names["helm.toolkit.fluxcd.io"]["preferredVersion"]["groupVersion"] == "helm.toolkit.fluxcd.io/v2"
-    _, _, apps = _get(f"{k8s_emulator.url}/apis/apps/v1")
+    apps = _get_doc(f"{k8s_emulator.url}/apis/apps/v1")
     assert {"deployments", "deployments/scale", "replicasets", "statefulsets", "daemonsets"} <= {r["name"] for r in apps["resources"]}
-    _, _, group = _get(f"{k8s_emulator.url}/apis/policy")
+    group = _get_doc(f"{k8s_emulator.url}/apis/policy")
     assert group["kind"] == "APIGroup" and group["versions"][0]["version"] == "v1"
 
 
@@ -81,7 +85,7 @@ def test_dynamic_client_discovers_builtin_and_custom_kinds(k8s_emulator, k8s_cli
 
 def test_registered_crd_kind_is_discoverable_and_crd_object_registers_kind(k8s_emulator, k8s_client):  # pylint: disable=redefined-outer-name
     k8s_emulator.register_crd("nvidia.com", "v1", "ClusterPolicy", namespaced=False)
-    _, _, doc = _get(f"{k8s_emulator.url}/apis/nvidia.com/v1")
+    doc = _get_doc(f"{k8s_emulator.url}/apis/nvidia.com/v1")
     assert doc["resources"][0]["name"] == "clusterpolicies" and doc["resources"][0]["namespaced"] is False
     crd = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
            "metadata": {"name": "nicclusterpolicies.mellanox.com"},

@@ -120,6 +120,7 @@ def test_patch_helpers_units():
     assert [v["name"] for v in out["spec"]["volumes"]] == ["v1", "v2"]
     assert out["spec"]["tolerations"] == [{"key": "z"}]
     assert target["spec"]["volumes"] == [{"name": "v1", "x": 1}]
-    doc = json_patch({"a": [1, 2]}, [{"op": "add", "path": "/a/-", "value": 3}, {"op": "move", "from": "/a", "path": "/b"},
-                                      {"op": "copy", "from": "/b", "path": "/c"}, {"op": "replace", "path": "/c/0", "value": 9}])
+    ops = [{"op": "add", "path": "/a/-", "value": 3}, {"op": "move", "from": "/a", "path": "/b"},
+           {"op": "copy", "from": "/b", "path": "/c"}, {"op": "replace", "path": "/c/0", "value": 9}]
+    doc = json_patch({"a": [1, 2]}, ops)
     assert doc == {"b": [1, 2, 3], "c": [9, 2, 3]}

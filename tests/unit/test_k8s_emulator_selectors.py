@@ -90,8 +90,8 @@ def test_limit_and_continue(labelled):  # pylint: disable=redefined-outer-name
 
 def test_selector_parser_units():
     sel = parse_label_selector("a=1,b!=2,c in (x, y),d notin (z),e,!f")
-    assert [(r.key, r.op, r.values) for r in sel] == [("a", "=", ("1",)), ("b", "!=", ("2",)), ("c", "in", ("x", "y")),
-                                                       ("d", "notin", ("z",)), ("e", "exists", ()), ("f", "!", ())]
+    expected = [("a", "=", ("1",)), ("b", "!=", ("2",)), ("c", "in", ("x", "y")), ("d", "notin", ("z",)), ("e", "exists", ()), ("f", "!", ())]
+    assert [(r.key, r.op, r.values) for r in sel] == expected
     assert labels_match(sel, {"a": "1", "c": "y", "e": ""})
     assert not labels_match(sel, {"a": "1", "c": "y", "e": "", "f": "1"})
     assert labels_match((), {}) and not labels_match(None, {"a": "1"})

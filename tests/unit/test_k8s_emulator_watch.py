@@ -130,7 +130,7 @@ def test_many_concurrent_watches_receive_every_event(k8s_emulator, k8s_client): 
         count = len(_collect(api.list_namespaced_config_map, 25, "default", resource_version=rv))
         with lock:
             results.append(count)
-    threads = [threading.Thread(target=consume) for _ in range(20)]
+    threads = [threading.Thread(target=consume) for _watch in range(20)]
     for thread in threads:
         thread.start()
     k8s_emulator.wait_for(lambda: k8s_emulator.store.watcher_count() == 20, 5, what="20 watches open")

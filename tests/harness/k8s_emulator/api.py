@@ -52,7 +52,7 @@ class StoreApi:
              field_selector: str | None = None) -> list[dict[str, Any]]:
         """Objects matching the selectors (same syntax as the query parameters)."""
         rt = self.rt(api_version, kind)
-        items, _ = self.store.list(rt, namespace, parse_label_selector(label_selector), parse_field_selector(field_selector, rt.plural))
+        items = self.store.list(rt, namespace, parse_label_selector(label_selector), parse_field_selector(field_selector, rt.plural))[0]
         return [deep_copy(i) for i in items]
 
     def update(self, obj: dict[str, Any], subresource: str | None = None) -> dict[str, Any]:
@@ -74,7 +74,7 @@ class StoreApi:
             options["gracePeriodSeconds"] = grace_period_seconds
         if propagation_policy:
             options["propagationPolicy"] = propagation_policy
-        obj, _ = self.store.delete(self.rt(api_version, kind), namespace, name, options)
+        obj = self.store.delete(self.rt(api_version, kind), namespace, name, options)[0]
         return deep_copy(obj)
 
     def evict(self, name: str, namespace: str = "default", dry_run: bool = False) -> dict[str, Any]:

@@ -157,7 +157,7 @@ class Controllers:  # pylint: disable=too-many-instance-attributes,too-many-publ
             except queue.Empty:
                 item = None
             self._observe_item(item)
-            for _ in range(100000):
+            for _drained in range(100000):
                 try:
                     self._observe_item(self._events.get_nowait())
                 except queue.Empty:
@@ -638,7 +638,7 @@ class Controllers:  # pylint: disable=too-many-instance-attributes,too-many-publ
         if len(active) < want:
             hash_label = ((spec.get("selector") or {}).get("matchLabels") or {})
             extra = {k: v for k, v in hash_label.items() if k == "pod-template-hash"}
-            for _ in range(want - len(active)):
+            for _missing in range(want - len(active)):
                 self._new_pod(rs, None, extra)
         elif len(active) > want:
             for pod in sorted(active, key=self._delete_order)[: len(active) - want]:
@@ -830,7 +830,7 @@ class Controllers:  # pylint: disable=too-many-instance-attributes,too-many-publ
             missing = remaining - len(active)
             busy_indexes = {(p["metadata"].get("annotations") or {}).get("batch.kubernetes.io/job-completion-index") for p in active}
             next_index = 0
-            for _ in range(max(0, missing)):
+            for _slot in range(max(0, missing)):
                 if indexed:
                     while str(next_index) in done_indexes or str(next_index) in busy_indexes:
                         next_index += 1

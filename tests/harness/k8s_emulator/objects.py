@@ -53,7 +53,7 @@ def _validate_labels(labels: Any, field: str) -> list[tuple[str, str, str]]:
     if not isinstance(labels, dict):
         return [(field, "FieldValueInvalid", "Invalid value: must be a map of strings")]
     for key, value in labels.items():
-        prefix, _, short = str(key).rpartition("/")
+        prefix, _sep, short = str(key).rpartition("/")
         if (prefix and not _SUBDOMAIN_RE.match(prefix)) or not short or len(short) > 63 or not _QUALIFIED_NAME_RE.match(short):
             causes.append((field, "FieldValueInvalid", f'Invalid value: "{key}": name part must consist of alphanumeric characters, '
                                                        "'-', '_' or '.', and must start and end with an alphanumeric character"))

@@ -132,7 +132,7 @@ class ResourceRegistry:
 
     def by_kind(self, api_version: str, kind: str) -> ResourceType | None:
         """Type by ``apiVersion`` + ``kind``."""
-        group, _, version = api_version.rpartition("/")
+        group, _sep, version = api_version.rpartition("/")
         for rt in list(self._types.values()):
             if rt.group == group and rt.version == version and rt.kind == kind:
                 return rt

@@ -56,7 +56,7 @@ def run_scale_probe(emu: Emulator, nodes: int = 1500, pods_per_node: int = 15, p
         for i in range(per_thread):
             api.read_node(names[i % len(names)], _preload_content=False).read()
         done.append(per_thread)
-    workers = [threading.Thread(target=hammer) for _ in range(threads)]
+    workers = [threading.Thread(target=hammer) for _thread in range(threads)]
     begin = time.perf_counter()
     for worker in workers:
         worker.start()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import collections
 import json
+import queue
 import select
 import socket
 import threading
@@ -18,7 +19,7 @@ import yaml
 
 from . import errors
 from .errors import ApiError
-from .patches import APPLY_PATCH, JSON_PATCH, MERGE_PATCH, STRATEGIC_PATCH, merge_patch, strategic_merge_patch
+from .patches import APPLY_PATCH, JSON_PATCH, MERGE_PATCH, STRATEGIC_PATCH, json_patch, merge_patch, strategic_merge_patch
 from .resources import ResourceType
 from .selectors import parse_field_selector, parse_label_selector
 
@@ -336,7 +337,7 @@ class ApiFrontend:
                 self._send(req, 200, _dumps(self._scale_write(route, body, ctype, dry_run)))
                 return
             obj = store.patch(rt, route.namespace, name, ctype, body, dry_run, route.sub)
-            self._send(req, 200 if ctype != APPLY_PATCH else 200, _dumps(obj))
+            self._send(req, 200, _dumps(obj))
             return
         if verb == "delete":
             options = dict(body) if isinstance(body, dict) else {}
@@ -357,7 +358,7 @@ class ApiFrontend:
         if verb == "deletecollection":
             labels = parse_label_selector(query.get("labelSelector"))
             fields = parse_field_selector(query.get("fieldSelector"), rt.plural)
-            items, _ = store.list(rt, route.namespace, labels, fields)
+            items = store.list(rt, route.namespace, labels, fields)[0]
             options = dict(body) if isinstance(body, dict) else {}
             deleted = []
             for item in items:
@@ -444,7 +445,7 @@ class ApiFrontend:
                 wait = min(deadline - now, 0.25)
                 try:
                     item = watcher.queue.get(timeout=wait)
-                except Exception:  # pylint: disable=broad-except  # queue.Empty: idle tick
+                except queue.Empty:
                     item = ()
                 if item is None:
                     break
@@ -453,7 +454,7 @@ class ApiFrontend:
                     while len(batch) < 256:
                         try:
                             nxt = watcher.queue.get_nowait()
-                        except Exception:  # pylint: disable=broad-except  # queue.Empty
+                        except queue.Empty:
                             break
                         if nxt is None:
                             break
@@ -486,7 +487,7 @@ class ApiFrontend:
     @staticmethod
     def _peer_closed(sock: socket.socket) -> bool:
         try:
-            readable, _, _ = select.select([sock], [], [], 0)
+            readable = select.select([sock], [], [], 0)[0]
             if readable:
                 return sock.recv(1, socket.MSG_PEEK) == b""
         except OSError:
@@ -520,7 +521,6 @@ class ApiFrontend:
             elif patch_type in (MERGE_PATCH, APPLY_PATCH):
                 new_scale = merge_patch(scale, body)
             elif patch_type == JSON_PATCH:
-                from .patches import json_patch  # local: rarely used
                 new_scale = json_patch(scale, body)
             else:
                 raise ApiError(415, f"unsupported patch type {patch_type!r}", "UnsupportedMediaType")

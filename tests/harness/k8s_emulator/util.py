@@ -24,13 +24,13 @@ def seed_random(seed: int | None) -> None:
 def random_suffix(length: int = 5) -> str:
     """A suffix like the apiserver's ``generateName`` (consonants and digits)."""
     with _rand_lock:
-        return "".join(_rand.choice(_SUFFIX_ALPHABET) for _ in range(length))
+        return "".join(_rand.choice(_SUFFIX_ALPHABET) for _pos in range(length))
 
 
 def random_hex(length: int) -> str:
     """Lower-case hex digits."""
     with _rand_lock:
-        return "".join(_rand.choice("0123456789abcdef") for _ in range(length))
+        return "".join(_rand.choice("0123456789abcdef") for _pos in range(length))
 
 
 def deep_copy(obj: Any) -> Any:

@@ -1,0 +1,185 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, dsxos.cluster contributors
+# Apache License 2.0 (see LICENSE)
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: node_lock
+short_description: Take, renew or release a per-node lock held as a Kubernetes Lease
+version_added: "0.1.0"
+description:
+  - Serializes automation on one node (drain, quarantine, repair) across playbook runs, controllers and operators with a
+    C(coordination.k8s.io/v1) Lease named C(dsxos-node-lock-<node>) in O(namespace) (created when missing).
+  - The Lease records C(holderIdentity), C(leaseDurationSeconds), C(acquireTime), C(renewTime), C(leaseTransitions) and the
+    annotations C(dsxos.io/lock-purpose), C(dsxos.io/lock-reason), C(dsxos.io/previous-holder), C(dsxos.io/released-by),
+    C(dsxos.io/released-at).
+  - Writes use the Lease's C(resourceVersion); when another writer got there first (HTTP 409) the Lease is read again and
+    the decision made again, so two runs racing for a free lock never both get it.
+  - O(state=acquire) takes a free lock (absent, released or expired; an expired holder is recorded as the previous holder).
+    When O(holder) already holds it, the lease is renewed - a write that moves C(renewTime), so the task reports C(changed).
+    When someone else holds an unexpired lease, the task waits up to O(wait_timeout_s) and then fails naming the holder,
+    the expiry, the purpose and the reason.
+  - O(state=renew) moves C(renewTime) forward; it fails when O(holder) does not hold the lock.
+  - O(state=release) clears C(holderIdentity) when O(holder) holds the lock. A lock that is absent, not held or held by
+    someone else is left alone (C(changed=false), with a message), unless O(force=true), which breaks another holder's lock
+    and records who did it.
+  - The node name must be a valid RFC 1123 subdomain; the Node object itself is not required to exist.
+author:
+  - dsxos.cluster contributors (@dsxos)
+extends_documentation_fragment:
+  - dsxos.cluster.k8s_auth
+options:
+  node:
+    description: Name of the node to lock.
+    type: str
+    required: true
+  holder:
+    description: Identity of whoever takes the lock, for example C(playbook-drain@bastion-1) or a controller pod name.
+    type: str
+    required: true
+  state:
+    description: What to do with the lock.
+    type: str
+    choices: [acquire, renew, release]
+    default: acquire
+  namespace:
+    description: Namespace of the Lease objects.
+    type: str
+    default: dsxos-system
+  duration_s:
+    description: Lease duration in seconds; the lock expires this long after the last acquire or renew.
+    type: int
+    default: 900
+  purpose:
+    description: What the lock is for (stored as an annotation), for example C(drain).
+    type: str
+    default: ""
+  reason:
+    description: Why (stored as an annotation), for example the alert that triggered the action.
+    type: str
+    default: ""
+  wait_timeout_s:
+    description: With O(state=acquire), how long to wait for another holder's lease to end before failing. V(0) fails at once.
+    type: float
+    default: 0
+  poll_interval_s:
+    description: How often to look at the Lease again while waiting.
+    type: float
+    default: 2.0
+  force:
+    description: With O(state=release), break the lock even when someone else holds it.
+    type: bool
+    default: false
+attributes:
+  check_mode:
+    description: Can run in check_mode and return changed status prediction without modifying target.
+    support: full
+  diff_mode:
+    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
+    support: none
+"""
+
+EXAMPLES = r"""
+- name: Lock the node before draining it (wait up to 5 minutes for another run to finish)
+  dsxos.cluster.node_lock:
+    node: "{{ node_name }}"
+    holder: "drain-playbook@{{ inventory_hostname }}"
+    purpose: drain
+    reason: "XID 79 on GPU 3"
+    duration_s: 1800
+    wait_timeout_s: 300
+
+- name: Keep the lock while the drain runs
+  dsxos.cluster.node_lock:
+    node: "{{ node_name }}"
+    holder: "drain-playbook@{{ inventory_hostname }}"
+    state: renew
+    duration_s: 1800
+
+- name: Release it
+  dsxos.cluster.node_lock:
+    node: "{{ node_name }}"
+    holder: "drain-playbook@{{ inventory_hostname }}"
+    state: release
+"""
+
+RETURN = r"""
+action:
+  description: What happened - C(created), C(acquired), C(taken_over), C(renewed), C(released), C(force_released), or for no-ops
+    C(absent), C(not_held), C(held_by_other).
+  returned: success
+  type: str
+  sample: taken_over
+held:
+  description: Whether O(holder) holds an unexpired lock after the task.
+  returned: success
+  type: bool
+holder:
+  description: Holder of the lock after the task (null when released).
+  returned: success
+  type: str
+previous_holder:
+  description: Holder before the task (the expired holder on a take-over).
+  returned: when the lease existed
+  type: str
+expires_at:
+  description: When the lock expires unless renewed (RFC 3339, UTC); null when not held.
+  returned: success
+  type: str
+lease:
+  description: The Lease as seen after the task - C(exists), C(name), C(namespace), C(holder), C(acquire_time), C(renew_time),
+    C(lease_duration_s), C(lease_transitions), C(expires_at), C(expired), C(annotations), C(resource_version).
+  returned: success
+  type: dict
+lease_name:
+  description: Name of the Lease.
+  returned: success
+  type: str
+  sample: dsxos-node-lock-gpu-node-17
+waited_s:
+  description: Seconds spent waiting for another holder (O(state=acquire)).
+  returned: when state is acquire
+  type: float
+message:
+  description: One line saying what happened.
+  returned: always
+  type: str
+api_calls:
+  description: HTTP requests sent, by C(verb resource).
+  returned: success
+  type: dict
+"""
+
+from ansible.module_utils.basic import AnsibleModule, missing_required_lib
+
+from ansible_collections.dsxos.cluster.plugins.module_utils.k8s_client import HAS_KUBERNETES, K8S_AUTH_SPEC, KUBERNETES_IMPORT_ERROR, K8sError
+from ansible_collections.dsxos.cluster.plugins.module_utils.node_lock import run_node_lock
+
+
+def main() -> None:
+    argument_spec = dict(K8S_AUTH_SPEC)
+    argument_spec.update(
+        node=dict(type="str", required=True),
+        holder=dict(type="str", required=True),
+        state=dict(type="str", choices=["acquire", "renew", "release"], default="acquire"),
+        namespace=dict(type="str", default="dsxos-system"),
+        duration_s=dict(type="int", default=900),
+        purpose=dict(type="str", default=""),
+        reason=dict(type="str", default=""),
+        wait_timeout_s=dict(type="float", default=0.0),
+        poll_interval_s=dict(type="float", default=2.0),
+        force=dict(type="bool", default=False),
+    )
+    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
+    if not HAS_KUBERNETES:
+        module.fail_json(msg=missing_required_lib("kubernetes"), exception=KUBERNETES_IMPORT_ERROR)
+    try:
+        result = run_node_lock(module.params, check_mode=module.check_mode)
+    except K8sError as err:
+        module.fail_json(msg=str(err), error=err.to_dict())
+    module.exit_json(**result)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,71 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, dsxos.cluster contributors
+# Apache License 2.0 (see LICENSE)
+"""dsxos.cluster.node_lock through real ansible-playbook runs against the Kubernetes emulator."""
+from __future__ import annotations
+
+from ansible_collections.dsxos.cluster.tests.harness.k8s_emulator.pytest_fixture import (  # noqa: F401  pylint: disable=unused-import
+    k8s_emulator, k8s_emulator_factory)
+
+# pylint: disable=redefined-outer-name
+
+PLAY = """
+- name: Lock
+  hosts: localhost
+  gather_facts: false
+  module_defaults:
+    group/dsxos.cluster.k8s:
+      kubeconfig: "{{ kubeconfig }}"
+      retry_backoff_s: 0
+  tasks:
+    - name: Lock
+      dsxos.cluster.node_lock:
+        node: "{{ node }}"
+        holder: "{{ holder }}"
+        state: "{{ state }}"
+        purpose: drain
+        reason: "{{ reason | default('XID 79 on GPU 3') }}"
+        duration_s: 600
+"""
+
+
+def _vars(emu, **kw):
+    out = {"kubeconfig": emu.kubeconfig_path, "node": "gpu-node-1", "holder": "play-a", "state": "acquire"}
+    out.update(kw)
+    return out
+
+
+def test_acquire_release_cycle(ansible_run, k8s_emulator):
+    checked = ansible_run(PLAY, extra_vars=_vars(k8s_emulator), check=True)
+    assert checked.task("Lock")["changed"] is True and checked.task("Lock")["result"]["action"] == "created"
+    assert k8s_emulator.api.find("coordination.k8s.io/v1", "Lease", "dsxos-node-lock-gpu-node-1", "dsxos-system") is None
+
+    first = ansible_run(PLAY, extra_vars=_vars(k8s_emulator)).task("Lock")
+    assert first["changed"] and first["result"]["held"] and first["result"]["holder"] == "play-a"
+
+    other = ansible_run(PLAY, extra_vars=_vars(k8s_emulator, holder="play-b"), expect_rc=2).task("Lock")
+    assert other["status"] == "failed" and "locked by 'play-a' until" in other["msg"] and "XID 79" in other["msg"]
+
+    foreign = ansible_run(PLAY, extra_vars=_vars(k8s_emulator, holder="play-b", state="release")).task("Lock")
+    assert foreign["changed"] is False and foreign["result"]["action"] == "held_by_other"
+
+    released = ansible_run(PLAY, extra_vars=_vars(k8s_emulator, state="release")).task("Lock")
+    assert released["changed"] is True and released["result"]["holder"] is None
+    again = ansible_run(PLAY, extra_vars=_vars(k8s_emulator, state="release")).task("Lock")
+    assert again["changed"] is False
+
+    taken = ansible_run(PLAY, extra_vars=_vars(k8s_emulator, holder="play-b")).task("Lock")
+    assert taken["changed"] and taken["result"]["holder"] == "play-b"
+
+
+def test_invalid_node_name_never_reaches_the_api(ansible_run, k8s_emulator):
+    result = ansible_run(PLAY, extra_vars=_vars(k8s_emulator, node="gpu-1; reboot"), expect_rc=2)
+    msg = result.task("Lock")["msg"]
+    assert "RFC 1123" in msg and "gpu-1; reboot" in msg
+    assert k8s_emulator.api_calls() == 0
+
+
+def test_rbac_refusal_names_verb_and_resource(ansible_run, k8s_emulator):
+    k8s_emulator.access.deny(verbs=["create"], resources=["leases"])
+    result = ansible_run(PLAY, extra_vars=_vars(k8s_emulator), expect_rc=2)
+    assert "RBAC refused create leases" in result.task("Lock")["msg"]
