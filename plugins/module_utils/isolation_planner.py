@@ -21,13 +21,15 @@ Rounds:
      from its own domain (or from a domain whose link to it is verified).
    * **confirm** - a suspect (it failed once as the only unverified member, with verified
      partners and verified links) is retested with *different* partners; it is condemned only
-     after that first isolated failure *and* ``confirmations`` more, each with partners it has not failed
-     with before, so a transient never condemns a node.  A pass clears it.
+     after that first isolated failure *and* ``confirmations`` more, each with partners it has
+     not failed with before (one more when another suspect explains the same earlier failures),
+     so a transient never condemns a node.  A pass clears it.
    * **cross** - once domains have verified nodes, transversal tests (one verified node per
      domain) cover every pair of domains.  A failing cross test whose members are all healthy
      (parent fails, parts pass) means a fault *between* domains: its unverified domain pairs
      are narrowed with block designs (bipartite when the candidate pairs form a bipartite
-     graph) until a two-node test isolates one pair, which is confirmed with other nodes and
+     graph), laid out twice (contiguous and strided blocks) so that one transient clears nothing
+     wrongly, until a two-node test isolates one pair, which is confirmed with other nodes and
      reported as ``faulty link between X and Y``.
    * A failing test left with no unverified member and no unverified pair is recorded as a
      transient.

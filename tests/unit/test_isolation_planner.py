@@ -199,3 +199,22 @@ def test_record_validates_results():
     assert planner.plan_round().number == 2
     with pytest.raises(IsolationError, match="confirmations"):
         IsolationConfig(confirmations=0).validate()
+
+
+def test_transient_next_to_a_real_fault_needs_more_evidence():
+    names, topology, nodes = cluster(32)
+    sim = FabricSimulator(names, topology, degraded_nodes={"gpu020": 0.5}, seed=12)
+    judge = OutcomeJudge(sim)
+    flaky = {"gpu021": 3}  # screen, its part (with gpu020) and its own isolation test fail
+
+    def runner(test):
+        if flaky["gpu021"] and "gpu021" in test.nodes:
+            flaky["gpu021"] -= 1
+            return TestOutcome(passed=False, reason="injected transient")
+        return judge.judge_run(sim.simulate(test.nodes))
+
+    planner = run(IsolationPlanner(nodes), runner)
+    evidence = [e for e in planner.trace if e["event"] == "evidence"]
+    assert {e["node"] for e in evidence} == {"gpu020", "gpu021"}  # both were suspects at some point
+    assert statuses(planner)[FAULTY] == {"gpu020"}
+    assert planner.verdicts()["gpu021"].status == HEALTHY

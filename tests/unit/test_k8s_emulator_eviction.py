@@ -42,6 +42,7 @@ def web(k8s_emulator, k8s_client):  # pylint: disable=redefined-outer-name
 
 def test_eviction_allowed_then_blocked_with_apiserver_message(web):  # pylint: disable=redefined-outer-name
     emu, core = web
+    emu.controllers.kubelet_start_delay_s = 100  # replacement pods start 1 s (real) later: the second eviction must meet 2/2 healthy
     first, second = _ready_pods(emu)[:2]
     _evict(core, first)
     evicted = core.read_namespaced_pod(first, "default")

@@ -1,0 +1,212 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, dsxos.cluster contributors
+# Apache License 2.0 (see LICENSE)
+"""dsxos.cluster.node_drain against the Kubernetes emulator: real ansible-playbook runs (PDB that blocks then allows,
+failure reporting, an interrupted run) plus in-process runs of the module_utils for the slower modes."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+
+from playbook_runner import _bin, default_inventory, playbook_env  # pylint: disable=import-error
+
+from ansible_collections.dsxos.cluster.plugins.module_utils.drain_policy import DrainPolicy
+from ansible_collections.dsxos.cluster.plugins.module_utils.k8s_client import KubeClient, auth_from_params
+from ansible_collections.dsxos.cluster.plugins.module_utils.node_drain import DrainOptions, drain_nodes
+from ansible_collections.dsxos.cluster.tests.harness.k8s_emulator.pytest_fixture import (  # noqa: F401  pylint: disable=unused-import
+    k8s_emulator, k8s_emulator_factory)
+
+PRIOR = "dsxos.io/quarantine-prior"
+HISTORY = "dsxos.io/quarantine-history"
+HOST = "kubernetes.io/hostname"
+
+
+def running(emu, namespace, selector):
+    return [p for p in emu.api.pods(namespace, label_selector=selector)
+            if p["status"].get("phase") == "Running" and not p["metadata"].get("deletionTimestamp")]
+
+
+def on_node(emu, node, namespace=None):
+    return [p for p in emu.api.pods(namespace, node=node)]
+
+
+def start_training(emu, nodes, replicas, grace_s=None, gpu=1):
+    """A GPU Deployment spread over ``nodes`` with a maxUnavailable-1 PDB created once every pod is up."""
+    emu.add_deployment("train", namespace="ml", replicas=replicas, gpu=gpu, grace_s=grace_s)
+    emu.wait_for(lambda: len(running(emu, "ml", "app=train")) == replicas, 20, what="training pods running")
+    emu.add_pdb("train", {"app": "train"}, namespace="ml", max_unavailable=1)
+    emu.settle()
+    assert not emu.pdb_violated("train", "ml")
+    counts = {n: len([p for p in emu.api.pods("ml", node=n)]) for n in nodes}
+    return max(nodes, key=lambda n: (counts[n], n))
+
+
+DRAIN_PLAYBOOK = """
+- hosts: localhost
+  gather_facts: false
+  module_defaults:
+    group/dsxos.cluster.k8s: {kubeconfig: "{{ kubeconfig }}"}
+  tasks:
+    - name: preview
+      dsxos.cluster.node_drain: {nodes: ["{{ target }}"], reason: "XID 79", gpu_pods_only: true}
+      check_mode: true
+    - name: drain
+      dsxos.cluster.node_drain: {nodes: ["{{ target }}"], reason: "XID 79", gpu_pods_only: true, pdb_retry_s: 0.05, pdb_retry_max_s: 0.2,
+                                 timeout_s: 60}
+    - name: drain again
+      dsxos.cluster.node_drain: {nodes: ["{{ target }}"], reason: "XID 79", gpu_pods_only: true}
+"""
+
+
+def test_drain_waits_for_a_blocking_pdb_without_violating_it(k8s_emulator_factory, ansible_run):  # pylint: disable=redefined-outer-name
+    emu = k8s_emulator_factory(time_scale=0.05)
+    nodes = emu.add_nodes(3, "h100-eks", name_prefix="gpu-")
+    emu.add_daemonset("device-plugin", tolerations=[{"operator": "Exists"}])
+    target = start_training(emu, nodes, replicas=15)
+    emu.add_deployment("web", namespace="ml", replicas=1, node_selector={HOST: target})
+    emu.add_deployment("operator", namespace="gpu-operator", replicas=1, node_selector={HOST: target})
+    emu.wait_for(lambda: len(running(emu, None, "app in (web,operator)")) == 2, 20, what="web and operator pods")
+    train_on_target = {p["metadata"]["name"] for p in emu.api.pods("ml", node=target, label_selector="app=train")}
+    assert len(train_on_target) == 5
+
+    result = ansible_run(DRAIN_PLAYBOOK, extra_vars={"kubeconfig": emu.kubeconfig_path, "target": target})
+
+    preview = result.task("preview")["result"]
+    assert preview["changed"] and preview["totals"]["would_evict"] == 5
+    drain = result.task("drain")["result"]
+    assert drain["changed"] and drain["drained_nodes"] == [target]
+    pods = {p["name"]: p for p in drain["nodes"][0]["pods"]}
+    evicted = {name for name, p in pods.items() if p["outcome"] == "evicted"}
+    assert evicted == train_on_target
+    waited = [p for p in pods.values() if p["attempts"] > 1]
+    assert waited and all("PodDisruptionBudget train" in p["reason"] for p in waited), "the budget must have blocked for a while"
+    skipped = {p["reason"] for p in pods.values() if p["outcome"] == "skipped"}
+    assert any("DaemonSet" in r for r in skipped) and any("protected namespace gpu-operator" in r for r in skipped)
+    assert any("gpu_pods_only" in r for r in skipped)
+    assert not result.task("drain again")["changed"]
+
+    assert not emu.pdb_violated("train", "ml")
+    metrics = emu.pdb_metrics("train", "ml")
+    assert metrics["min_healthy"] >= metrics["desired"] == 14
+    node = emu.api.get("v1", "Node", target)
+    assert node["spec"]["unschedulable"] is True
+    assert json.loads(node["metadata"]["annotations"][PRIOR])["reason"] == "drain: XID 79"
+    assert not emu.api.pods("ml", node=target, label_selector="app=train")
+    assert len(running(emu, "ml", "app=train")) == 15
+
+
+FAILURE_PLAYBOOK = """
+- hosts: localhost
+  gather_facts: false
+  module_defaults:
+    group/dsxos.cluster.k8s: {kubeconfig: "{{ kubeconfig }}"}
+  tasks:
+    - name: unmanaged pod blocks
+      dsxos.cluster.node_drain: {nodes: ["{{ nodes[0] }}"], reason: maintenance}
+      ignore_errors: true
+    - name: budget never allows
+      dsxos.cluster.node_drain: {nodes: ["{{ nodes[1] }}"], reason: maintenance, timeout_s: 1.5, pdb_retry_s: 0.1, pdb_retry_max_s: 0.3}
+      ignore_errors: true
+    - name: unknown and invalid nodes
+      dsxos.cluster.node_drain: {nodes: ["{{ nodes[2] }}", no-such-node], reason: maintenance}
+      ignore_errors: true
+"""
+
+
+def test_drain_failures_name_the_cause_and_leave_the_node_cordoned(k8s_emulator, ansible_run):  # pylint: disable=redefined-outer-name
+    emu = k8s_emulator
+    nodes = emu.add_nodes(3, "h100-eks", name_prefix="gpu-")
+    emu.seed_pods(1, namespace="scratch", nodes=[nodes[0]])
+    emu.add_deployment("solo", replicas=1, node_selector={HOST: nodes[1]})
+    emu.wait_for(lambda: len(running(emu, "default", "app=solo")) == 1, 20, what="solo running")
+    emu.add_pdb("solo", {"app": "solo"}, min_available=1)
+    emu.settle()
+
+    result = ansible_run(FAILURE_PLAYBOOK, extra_vars={"kubeconfig": emu.kubeconfig_path, "nodes": nodes})
+
+    blocked = result.task("unmanaged pod blocks")
+    assert blocked["failed"] and "not managed by a controller" in blocked["msg"] and "force=true" in blocked["msg"]
+    assert blocked["result"]["nodes"][0]["status"] == "blocked"
+    assert emu.api.pods("scratch", node=nodes[0]), "nothing may be evicted when a pod blocks the drain"
+    budget = result.task("budget never allows")
+    assert budget["failed"] and "blocking PodDisruptionBudget(s): solo" in budget["msg"]
+    assert budget["result"]["nodes"][0]["blocking_pdbs"] == ["solo"]
+    assert budget["result"]["nodes"][0]["pods"][0]["outcome"] == "pdb_blocked"
+    assert not emu.pdb_violated("solo") and len(running(emu, "default", "app=solo")) == 1
+    unknown = result.task("unknown and invalid nodes")
+    assert unknown["failed"] and "node no-such-node not found" in unknown["msg"] and unknown["result"]["drained_nodes"] == [nodes[2]]
+    for name in nodes[:2]:
+        node = emu.api.get("v1", "Node", name)
+        assert node["spec"]["unschedulable"] is True and json.loads(node["metadata"]["annotations"][PRIOR])["reason"] == "drain: maintenance"
+        assert json.loads(node["metadata"]["annotations"][HISTORY])[-1]["action"] == "drain-failed"
+
+
+def test_interrupted_drain_rerun_converges(k8s_emulator_factory, ansible_run, installed_collection, tmp_path):  # pylint: disable=redefined-outer-name
+    # replacements take 5 emulated seconds (1 s real) to become Ready, so the budget holds the drain back pod by pod
+    emu = k8s_emulator_factory(time_scale=0.2, kubelet_start_delay_s=5.0)
+    nodes = emu.add_nodes(3, "h100-eks", name_prefix="gpu-")
+    target = start_training(emu, nodes, replicas=15, grace_s=10)
+    playbook = f"""
+- hosts: localhost
+  gather_facts: false
+  tasks:
+    - name: drain
+      dsxos.cluster.node_drain: {{kubeconfig: "{emu.kubeconfig_path}", nodes: ["{target}"], reason: "XID 79", pdb_retry_s: 0.1, pdb_retry_max_s: 0.2}}
+"""
+    workdir = tmp_path / "interrupted"
+    workdir.mkdir()
+    (workdir / "playbook.yml").write_text(playbook, encoding="utf-8")
+    (workdir / "inventory.ini").write_text(default_inventory(), encoding="utf-8")
+    env = playbook_env(installed_collection, workdir, workdir / "results.jsonl")
+    proc = subprocess.Popen([_bin("ansible-playbook"), "-i", "inventory.ini", "playbook.yml"], cwd=workdir, env=env,  # pylint: disable=consider-using-with
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        def removal_started():
+            pods = emu.api.pods("ml", node=target)
+            return len([p for p in pods if p["metadata"].get("deletionTimestamp")]) + (5 - len(pods)) >= 1
+        emu.wait_for(removal_started, 60, what="the first evictions")
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+    left = [p for p in emu.api.pods("ml", node=target) if not p["metadata"].get("deletionTimestamp")]
+    assert left, "the run must have been interrupted mid-drain"
+    assert emu.api.get("v1", "Node", target)["spec"]["unschedulable"] is True
+
+    rerun = ansible_run(playbook)
+    drained = rerun.task("drain")["result"]
+    assert drained["drained_nodes"] == [target]
+    outcomes = {p["outcome"] for p in drained["nodes"][0]["pods"]}
+    assert outcomes <= {"evicted", "gone"} and "evicted" in outcomes
+    assert not emu.api.pods("ml", node=target)
+    assert not emu.pdb_violated("train", "ml")
+    assert json.loads(emu.api.get("v1", "Node", target)["metadata"]["annotations"][PRIOR])["reason"] == "drain: XID 79"
+
+
+def test_allow_completion_and_delete_after_timeout_in_process(k8s_emulator_factory):  # pylint: disable=redefined-outer-name
+    emu = k8s_emulator_factory(time_scale=0.05)
+    nodes = emu.add_nodes(2, "h100-eks", name_prefix="gpu-")
+    emu.add_job("finetune", namespace="ml", duration_s=50, gpu=1, node_selector={HOST: nodes[0]})
+    emu.add_deployment("solo", replicas=1, node_selector={HOST: nodes[1]})
+    emu.wait_for(lambda: len(running(emu, "default", "app=solo")) == 1 and len(running(emu, "ml", None)) == 1, 20, what="pods running")
+    emu.add_pdb("solo", {"app": "solo"}, min_available=1)
+    emu.settle()
+    with KubeClient(auth_from_params({"kubeconfig": emu.kubeconfig_path})) as client:
+        started = time.monotonic()
+        waited = drain_nodes(client, [nodes[0]], DrainOptions(reason="maintenance", mode="allow_completion", timeout_s=20))
+        assert waited.results[0].status == "drained" and time.monotonic() - started >= 0.3
+        assert [p.outcome for p in waited.results[0].pods] == ["completed"]
+        assert emu.api_calls("create", "pods/eviction") == 0
+
+        forced = drain_nodes(client, [nodes[1]], DrainOptions(reason="psu", mode="delete_after_timeout", timeout_s=10,
+                                                              eviction_timeout_s=0.5, pdb_retry_s=0.1, pdb_retry_max_s=0.2,
+                                                              policy=DrainPolicy()))
+        pod = forced.results[0].pods[0]
+        assert forced.results[0].status == "drained" and pod.outcome == "deleted" and pod.pdb == "solo"
+        assert "blocked by PodDisruptionBudget solo" in pod.reason
+        assert emu.api_calls("delete", "pods") == 1
+
+        dry = drain_nodes(client, [nodes[0]], DrainOptions(reason="again", dry_run=True))
+        assert dry.results[0].status == "drained" and not dry.failed
