@@ -9,7 +9,9 @@ REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 PY="${VENV:-$REPO/.venv}/bin/python"
 dir="$1"
 shift
-"$PY" -m pytest "$dir" "$@"
+# Each suite leaves a JUnit file in .build/reports so scripts/run_stages.sh can print one grand total.
+mkdir -p "$REPO/.build/reports"
+"$PY" -m pytest "$dir" --junitxml="$REPO/.build/reports/pytest-$(basename "$dir").xml" "$@"
 rc=$?
 if [ "$rc" -eq 5 ]; then
     files=$(find "$dir" -type f \( -name 'test_*.py' -o -name '*_test.py' \) | wc -l)

@@ -5,6 +5,32 @@
 set -uo pipefail
 
 start=$(date +%s.%N)
+REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+rm -f "$REPO"/.build/reports/pytest-*.xml
+
+# Grand total over every pytest suite that ran (their JUnit files), as one plain closing line.
+grand_total() {
+    python3 - "$REPO"/.build/reports/pytest-*.xml <<'PY'
+import sys
+import xml.etree.ElementTree as ET
+tests = failures = errors = skipped = 0
+for path in sys.argv[1:]:
+    try:
+        root = ET.parse(path).getroot()
+    except (OSError, ET.ParseError):
+        continue
+    for suite in ([root] if root.tag == "testsuite" else root.iter("testsuite")):
+        tests += int(suite.get("tests", 0))
+        failures += int(suite.get("failures", 0))
+        errors += int(suite.get("errors", 0))
+        skipped += int(suite.get("skipped", 0))
+passed = tests - failures - errors - skipped
+line = "%d passed, %d failed" % (passed, failures + errors)
+if skipped:
+    line += ", %d skipped" % skipped
+print(line)
+PY
+}
 passed=()
 failed=""
 timings=()
@@ -31,7 +57,9 @@ not_run=$(( $# - ran ))
 detail="$(printf '%s, ' "${timings[@]}")"
 detail="${detail%, }"
 if [ -n "$failed" ]; then
-    printf '========== 1 failed (%s), %d passed, %d not run in %ss [%s] ==========\n' "$failed" "${#passed[@]}" "$not_run" "$total" "$detail"
+    printf '========== stage %s failed; %d stage(s) passed, %d not run in %ss [%s] ==========\n' "$failed" "${#passed[@]}" "$not_run" "$total" "$detail"
+    echo "tests: $(grand_total)"
     exit 1
 fi
-printf '========== %d passed in %ss [%s] ==========\n' "${#passed[@]}" "$total" "$detail"
+printf '========== all %d stages OK in %ss [%s] ==========\n' "${#passed[@]}" "$total" "$detail"
+echo "tests: $(grand_total)"

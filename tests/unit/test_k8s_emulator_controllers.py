@@ -11,6 +11,13 @@ from ansible_collections.dsxos.cluster.tests.harness.k8s_emulator.pytest_fixture
     k8s_client, k8s_emulator, k8s_emulator_factory)
 
 
+def _field(obj, *path):
+    """obj.a.b... or None when a step is None (status is absent until a controller writes it)."""
+    for attr in path:
+        obj = getattr(obj, attr, None) if obj is not None else None
+    return obj
+
+
 def _running(emu, namespace="default", selector=None):
     return [p for p in emu.api.pods(namespace, label_selector=selector)
             if p["status"].get("phase") == "Running" and not p["metadata"].get("deletionTimestamp")]
@@ -29,8 +36,11 @@ def test_deployment_replaces_evicted_pod_on_another_node(k8s_emulator, k8s_clien
     core.create_namespaced_pod_eviction(victim, "default", client.V1Eviction(metadata=client.V1ObjectMeta(name=victim, namespace="default")))
     emu.wait_for(lambda: len(_running(emu)) == 3 and emu.api.find("v1", "Pod", victim, "default") is None, 10, what="replacement")
     assert all(p["spec"]["nodeName"] != target for p in _running(emu))
-    dep = client.AppsV1Api(k8s_client).read_namespaced_deployment("web", "default")
-    assert dep.status.ready_replicas == 3 and dep.status.observed_generation == 1
+    apps = client.AppsV1Api(k8s_client)
+    emu.wait_for(lambda: _field(apps.read_namespaced_deployment("web", "default"), "status", "ready_replicas") == 3, 10,
+                 what="deployment status")
+    dep = apps.read_namespaced_deployment("web", "default")
+    assert dep.status.observed_generation == 1
     assert {c.type: c.status for c in dep.status.conditions}["Available"] == "True"
     rs = client.AppsV1Api(k8s_client).list_namespaced_replica_set("default").items
     assert len(rs) == 1 and rs[0].metadata.owner_references[0].kind == "Deployment"
@@ -80,7 +90,7 @@ def test_job_completes_with_exit_code_and_log(k8s_emulator, k8s_client):  # pyli
     emu.add_nodes(1, "h200-eks")
     emu.add_job("nccl", duration_s=5, exit_code=0, log="# Avg bus bandwidth    : 371.2\n", gpu=8)
     batch = client.BatchV1Api(k8s_client)
-    emu.wait_for(lambda: (batch.read_namespaced_job_status("nccl", "default").status.succeeded or 0) == 1, 10, what="job success")
+    emu.wait_for(lambda: _field(batch.read_namespaced_job_status("nccl", "default"), "status", "succeeded") == 1, 10, what="job success")
     job = batch.read_namespaced_job("nccl", "default")
     assert {c.type for c in job.status.conditions} >= {"Complete", "SuccessCriteriaMet"} and job.status.completion_time
     core = client.CoreV1Api(k8s_client)
@@ -97,7 +107,7 @@ def test_job_fails_after_backoff_limit(k8s_emulator, k8s_client):  # pylint: dis
     batch = client.BatchV1Api(k8s_client)
 
     def failed():
-        conds = batch.read_namespaced_job("flaky", "default").status.conditions or []
+        conds = _field(batch.read_namespaced_job("flaky", "default"), "status", "conditions") or []
         return any(c.type == "Failed" and c.status == "True" for c in conds)
     emu.wait_for(failed, 10, what="job failure")
     job = batch.read_namespaced_job("flaky", "default")
@@ -140,12 +150,13 @@ def test_daemonset_one_pod_per_eligible_node(k8s_emulator, k8s_client):  # pylin
     emu.cordon("gpu-0")
     emu.add_daemonset("device-plugin", node_selector={"nvidia.com/gpu.present": "true"})
     apps = client.AppsV1Api(k8s_client)
-    emu.wait_for(lambda: apps.read_namespaced_daemon_set("device-plugin", "kube-system").status.number_ready == 3, 10, what="ds ready")
+    emu.wait_for(lambda: _field(apps.read_namespaced_daemon_set("device-plugin", "kube-system"), "status", "number_ready") == 3, 10,
+                 what="ds ready")
     pods = emu.api.pods("kube-system", label_selector="app=device-plugin")
     assert sorted(p["spec"]["nodeName"] for p in pods) == ["gpu-0", "gpu-1", "gpu-2"]
     assert pods[0]["metadata"]["ownerReferences"][0]["kind"] == "DaemonSet"
     emu.add_nodes(1, "h100-eks", name_prefix="gpu-new-")
-    emu.wait_for(lambda: apps.read_namespaced_daemon_set("device-plugin", "kube-system").status.desired_number_scheduled == 4, 10,
+    emu.wait_for(lambda: _field(apps.read_namespaced_daemon_set("device-plugin", "kube-system"), "status", "desired_number_scheduled") == 4, 10,
                  what="ds follows new node")
     emu.wait_for(lambda: len(_running(emu, "kube-system", "app=device-plugin")) == 4, 10, what="4 ds pods")
 

@@ -223,4 +223,5 @@ def test_scale_subresource(k8s_emulator, k8s_client):  # pylint: disable=redefin
     assert scale.spec.replicas == 1 and scale.status.selector == "app=web"
     apps.patch_namespaced_deployment_scale("web", "default", {"spec": {"replicas": 3}})
     assert apps.read_namespaced_deployment("web", "default").spec.replicas == 3
-    k8s_emulator.wait_for(lambda: apps.read_namespaced_deployment("web", "default").status.ready_replicas == 3, 10, what="3 ready")
+    k8s_emulator.wait_for(lambda: (apps.read_namespaced_deployment("web", "default").status or client.V1DeploymentStatus()).ready_replicas == 3,
+                          10, what="3 ready")
