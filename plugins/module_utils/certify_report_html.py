@@ -1,0 +1,393 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, dsxos.cluster contributors
+# Apache License 2.0 (see LICENSE)
+"""The certification report as one self-contained HTML page: inline CSS and inline SVG charts, no script,
+no external asset (a Content-Security-Policy meta tag forbids loading any).
+
+Charts: bus bandwidth against message size for every category (log2 x-axis), per-node bandwidth of each
+category against its threshold (failed bars highlighted), and the isolation rounds as a timeline table.
+Every piece of text from the report (node names, reasons, log excerpts) is HTML-escaped: it is untrusted.
+
+Entry point: :func:`to_html` (takes the document built by ``certify_report.build_report``); the formatting
+helpers :func:`format_size` and :func:`format_gbps` are shared with the Markdown renderer.
+"""
+from __future__ import annotations
+
+import html
+import math
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+
+#: Okabe-Ito colours (distinguishable with colour-vision deficiencies), then a few extra.
+PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000", "#7f7f7f", "#8c564b")
+RESULT_COLOURS = {"PASSED": "#1a7f37", "INCOMPLETE": "#9a6700", "FAILED": "#cf222e"}
+STATUS_CLASS = {"passed": "ok", "failed": "bad", "excluded": "warn", "skipped": "muted", "pending": "muted"}
+BAR_OK, BAR_FAILED, BAR_EXCLUDED = "#4c78a8", "#cf222e", "#bf8700"
+MAX_LABELLED_BARS = 48
+
+_CSS = """
+body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,Helvetica,Arial,sans-serif;margin:0;color:#1f2328;background:#f6f8fa}
+main{max-width:1120px;margin:0 auto;padding:24px}
+h1{font-size:1.6em;margin:0 0 4px}h2{font-size:1.25em;margin:28px 0 10px;border-bottom:1px solid #d0d7de;padding-bottom:4px}
+h3{font-size:1.05em;margin:18px 0 6px}
+.badge{display:inline-block;padding:4px 14px;border-radius:16px;color:#fff;font-weight:700;letter-spacing:.04em}
+.reason{margin:10px 0 0;font-size:1.05em}
+.cards{display:grid;grid-template-columns:repeat(auto-fit,minmax(190px,1fr));gap:12px;margin-top:18px}
+.card{background:#fff;border:1px solid #d0d7de;border-radius:8px;padding:10px 14px}
+.card .k{color:#59636e;font-size:.8em;text-transform:uppercase;letter-spacing:.05em}.card .v{font-size:1.15em;margin-top:4px}
+table{border-collapse:collapse;background:#fff;width:100%;font-size:.92em}
+th,td{border:1px solid #d0d7de;padding:5px 8px;text-align:left;vertical-align:top}
+th{background:#eef1f4}td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
+.ok{color:#1a7f37}.bad{color:#cf222e;font-weight:600}.warn{color:#9a6700}.muted{color:#6e7781}
+td.ok{background:#dafbe1;color:#116329}td.bad{background:#ffebe9}td.warn{background:#fff8c5}td.muted{background:#f6f8fa}
+.chip{display:inline-block;margin:2px;padding:1px 7px;border-radius:10px;font-size:.85em;border:1px solid}
+.chip.ok{border-color:#1a7f37;background:#dafbe1}.chip.bad{border-color:#cf222e;background:#ffebe9}.chip.muted{border-color:#8c959f}
+.chart{background:#fff;border:1px solid #d0d7de;border-radius:8px;padding:8px;margin:8px 0;overflow-x:auto}
+svg text{font-family:inherit;font-size:11px;fill:#1f2328}
+ul.reasons{margin:0;padding-left:18px}
+footer{margin-top:32px;color:#6e7781;font-size:.85em}
+"""
+
+
+def format_size(size: int) -> str:
+    """Bytes in binary units: ``1 MiB``, ``8 GiB``, ``512 B``, ``1.5 KiB``."""
+    value = float(size)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if value < 1024 or unit == "TiB":
+            return ("%d %s" % (value, unit)) if value.is_integer() else ("%.1f %s" % (value, unit))
+        value /= 1024
+    return "%d B" % size  # pragma: no cover - loop always returns
+
+
+def format_gbps(value: Optional[float], unit: bool = True) -> str:
+    """``333.0 GB/s`` (``-`` for a missing value)."""
+    if value is None:
+        return "-"
+    return ("%.1f GB/s" if unit else "%.1f") % value
+
+
+def _e(value: Any) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def _nice_max(value: float) -> Tuple[float, float]:
+    """An axis maximum and tick step covering ``value`` with round numbers."""
+    if value <= 0:
+        return 1.0, 0.2
+    raw = value / 5.0
+    magnitude = 10 ** math.floor(math.log10(raw))
+    for factor in (1, 2, 2.5, 5, 10):
+        step = factor * magnitude
+        if step >= raw:
+            break
+    return step * math.ceil(value / step), step
+
+
+def _fmt_tick(value: float) -> str:
+    return ("%d" % value) if float(value).is_integer() else ("%g" % value)
+
+
+def line_chart_svg(series: Sequence[Tuple[str, Sequence[Tuple[int, float]]]], title: str, width: int = 960, height: int = 340) -> str:
+    """SVG line chart of busbw (GB/s) against message size (bytes) on a log2 x-axis, one line per series."""
+    left, right, top, bottom = 64, 190, 16, 48
+    plot_w, plot_h = width - left - right, height - top - bottom
+    xs = [math.log2(x) for _name, points in series for x, _y in points]
+    ys = [y for _name, points in series for _x, y in points]
+    x_lo, x_hi = (min(xs), max(xs)) if xs else (20.0, 33.0)
+    if x_hi - x_lo < 1:
+        x_lo, x_hi = x_lo - 1, x_hi + 1
+    y_max, y_step = _nice_max(max(ys) if ys else 0.0)
+
+    def px(log_x: float) -> float:
+        return left + (log_x - x_lo) / (x_hi - x_lo) * plot_w
+
+    def py(y: float) -> float:
+        return top + plot_h - y / y_max * plot_h
+
+    out = ['<svg class="line-chart" xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" role="img" '
+           'aria-label="%s">' % (width, height, width, height, _e(title)), "<title>%s</title>" % _e(title)]
+    ticks = int(round(y_max / y_step))
+    for i in range(ticks + 1):
+        y = i * y_step
+        out.append('<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="#d8dee4"/>' % (left, py(y), left + plot_w, py(y)))
+        out.append('<text x="%d" y="%.1f" text-anchor="end">%s</text>' % (left - 6, py(y) + 4, _fmt_tick(y)))
+    exponents = list(range(int(math.ceil(x_lo)), int(math.floor(x_hi)) + 1))
+    stride = max(1, int(math.ceil(len(exponents) / 14.0)))
+    for exp in exponents[::stride]:
+        x = px(exp)
+        out.append('<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="#eef1f4"/>' % (x, top, x, top + plot_h))
+        out.append('<text x="%.1f" y="%d" text-anchor="middle">%s</text>' % (x, top + plot_h + 16, _e(format_size(2 ** exp))))
+    out.append('<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="#57606a"/>' % (left, top + plot_h, left + plot_w, top + plot_h))
+    out.append('<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="#57606a"/>' % (left, top, left, top + plot_h))
+    out.append('<text x="%.1f" y="%d" text-anchor="middle">message size (log2 scale)</text>' % (left + plot_w / 2, height - 8))
+    out.append('<text transform="translate(14 %.1f) rotate(-90)" text-anchor="middle">bus bandwidth (GB/s)</text>' % (top + plot_h / 2))
+    for index, (name, points) in enumerate(series):
+        colour = PALETTE[index % len(PALETTE)]
+        coords = [(px(math.log2(x)), py(y), x, y) for x, y in points]
+        out.append('<g class="series"><title>%s</title>' % _e(name))
+        if len(coords) > 1:
+            out.append('<polyline fill="none" stroke="%s" stroke-width="2" points="%s"/>'
+                       % (colour, " ".join("%.1f,%.1f" % (cx, cy) for cx, cy, _x, _y in coords)))
+        for cx, cy, x, y in coords:
+            out.append('<circle cx="%.1f" cy="%.1f" r="3" fill="%s"><title>%s: %s at %s</title></circle>'
+                       % (cx, cy, colour, _e(name), _e(format_gbps(y)), _e(format_size(x))))
+        ly = top + 10 + index * 18
+        out.append('<rect x="%d" y="%d" width="14" height="4" fill="%s"/>' % (left + plot_w + 14, ly - 4, colour))
+        label = name if len(name) <= 24 else name[:23] + "\u2026"
+        out.append('<text x="%d" y="%d">%s</text></g>' % (left + plot_w + 34, ly + 2, _e(label)))
+    out.append("</svg>")
+    return "".join(out)
+
+
+def bar_chart_svg(values: Mapping[str, float], statuses: Mapping[str, str], limit: Optional[float], median: Optional[float],
+                  title: str, width: int = 960, height: int = 300) -> str:
+    """SVG bar chart of per-node busbw with the threshold (dashed red) and median (dotted grey) lines.
+
+    A bar is red when the node's status in this category is ``failed`` (or, without a status, below the limit),
+    amber when excluded. Node names label the x-axis up to :data:`MAX_LABELLED_BARS` bars; every bar has a tooltip.
+    """
+    names = list(values)
+    labelled = len(names) <= MAX_LABELLED_BARS
+    left, right, top = 64, 16, 22
+    bottom = 90 if labelled else 34
+    plot_w, plot_h = width - left - right, height - top - bottom
+    peak = max([v for v in values.values()] + [limit or 0.0, median or 0.0])
+    y_max, y_step = _nice_max(peak * 1.05)
+
+    def py(y: float) -> float:
+        return top + plot_h - y / y_max * plot_h
+
+    out = ['<svg class="bar-chart" xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" role="img" '
+           'aria-label="%s">' % (width, height, width, height, _e(title)), "<title>%s</title>" % _e(title)]
+    for i in range(int(round(y_max / y_step)) + 1):
+        y = i * y_step
+        out.append('<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="#d8dee4"/>' % (left, py(y), left + plot_w, py(y)))
+        out.append('<text x="%d" y="%.1f" text-anchor="end">%s</text>' % (left - 6, py(y) + 4, _fmt_tick(y)))
+    slot = plot_w / max(1, len(names))
+    gap = min(4.0, slot * 0.2)
+    for index, name in enumerate(names):
+        value = values[name]
+        status = statuses.get(name) or ("failed" if limit is not None and value < limit else "passed")
+        colour = BAR_FAILED if status == "failed" else BAR_EXCLUDED if status == "excluded" else BAR_OK
+        x = left + index * slot + gap / 2
+        out.append('<rect class="bar %s" x="%.2f" y="%.1f" width="%.2f" height="%.1f" fill="%s"><title>%s: %s (%s)</title></rect>'
+                   % (_e(status), x, py(value), max(0.5, slot - gap), py(0) - py(value), colour, _e(name), _e(format_gbps(value)), _e(status)))
+        if labelled:
+            cx = x + (slot - gap) / 2
+            label = name if len(name) <= 18 else name[:17] + "\u2026"
+            out.append('<text transform="translate(%.1f %d) rotate(-45)" text-anchor="end">%s</text>' % (cx + 3, top + plot_h + 12, _e(label)))
+    if not labelled:
+        out.append('<text x="%.1f" y="%d" text-anchor="middle">%d nodes (hover a bar for its name)</text>'
+                   % (left + plot_w / 2, top + plot_h + 22, len(names)))
+    out.append('<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="#57606a"/>' % (left, top + plot_h, left + plot_w, top + plot_h))
+    out.append('<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="#57606a"/>' % (left, top, left, top + plot_h))
+    out.append('<text transform="translate(14 %.1f) rotate(-90)" text-anchor="middle">GB/s</text>' % (top + plot_h / 2))
+    if median is not None:
+        out.append('<line class="median" x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="#57606a" stroke-dasharray="2 3"/>'
+                   % (left, py(median), left + plot_w, py(median)))
+    if limit is not None:
+        out.append('<line class="threshold" x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="%s" stroke-width="2" stroke-dasharray="6 4"/>'
+                   % (left, py(limit), left + plot_w, py(limit), BAR_FAILED))
+        out.append('<text x="%d" y="%.1f" text-anchor="end" style="fill:%s;font-weight:600">threshold %s</text>'
+                   % (left + plot_w - 4, py(limit) - 5, BAR_FAILED, _e(format_gbps(limit))))
+    out.append("</svg>")
+    return "".join(out)
+
+
+def _seconds(value: Optional[float]) -> str:
+    if value is None:
+        return "-"
+    if value < 120:
+        return "%.1f s" % value
+    minutes, seconds = divmod(int(round(value)), 60)
+    hours, minutes = divmod(minutes, 60)
+    return ("%dh %02dm %02ds" % (hours, minutes, seconds)) if hours else ("%dm %02ds" % (minutes, seconds))
+
+
+def _card(key: str, value: str) -> str:
+    return '<div class="card"><div class="k">%s</div><div class="v">%s</div></div>' % (_e(key), value)
+
+
+def _reasons(reasons: Sequence[str]) -> str:
+    if len(reasons) == 1:
+        return _e(reasons[0])
+    return '<ul class="reasons">%s</ul>' % "".join("<li>%s</li>" % _e(r) for r in reasons)
+
+
+def _overview(report: Mapping[str, Any]) -> List[str]:
+    plat, gpu, totals = report["platform"], report["gpu"], report["totals"]
+    platform = " / ".join(_e(plat[k]) for k in ("name", "service") if plat.get(k)) or "-"
+    if plat.get("kubernetes_version"):
+        platform += "<br>Kubernetes %s" % _e(plat["kubernetes_version"])
+    gpu_text = _e(gpu.get("product") or "-")
+    if gpu.get("count_per_node") is not None:
+        gpu_text += "<br>%d per node" % gpu["count_per_node"]
+        if totals.get("gpus") is not None:
+            gpu_text += ", %d in all" % totals["gpus"]
+    nodes = ('%d total<br><span class="ok">%d passed</span>, <span class="bad">%d failed</span>, <span class="warn">%d excluded</span>'
+             % (totals["nodes"], totals["passed"], totals["failed"], totals["excluded"]))
+    durations = report["durations"]
+    took = _e(_seconds(durations.get("total_s")))
+    if durations.get("ansible_overhead_s") is not None:
+        took += "<br>Ansible overhead %s" % _e(_seconds(durations["ansible_overhead_s"]))
+    run = "%s<br>to %s" % (_e(report.get("started") or "?"), _e(report.get("finished") or "?"))
+    iso = report["isolation"]
+    cards = [_card("Platform", platform), _card("GPU", gpu_text), _card("Nodes", nodes), _card("Duration", took), _card("Run", run)]
+    if iso["rounds"] or iso["tests"]:
+        cards.append(_card("Isolation", "%d round(s)<br>%d test(s)" % (iso["rounds"], iso["tests"])))
+    if totals.get("link_faults") or totals.get("suspect_links"):
+        cards.append(_card("Links", '<span class="bad">%d faulty</span>, <span class="warn">%d suspect</span>'
+                           % (totals["link_faults"], totals["suspect_links"])))
+    return ['<div class="cards">%s</div>' % "".join(cards)]
+
+
+def _problem_nodes(report: Mapping[str, Any]) -> List[str]:
+    out: List[str] = []
+    for verdict, title in (("failed", "Failed nodes"), ("excluded", "Excluded nodes")):
+        rows = [(n, v) for n, v in report["nodes"].items() if v["verdict"] == verdict]
+        if rows:
+            out.append('<h2 id="%s">%s (%d)</h2>' % (verdict, title, len(rows)))
+            out.append("<table><tr><th>Node</th><th>Reasons</th></tr>")
+            out.extend('<tr><td class="%s">%s</td><td>%s</td></tr>' % (STATUS_CLASS[verdict], _e(n), _reasons(v["reasons"])) for n, v in rows)
+            out.append("</table>")
+    if report["link_faults"]:
+        out.append('<h2 id="links">Link faults</h2><table><tr><th>Status</th><th>Domains</th><th>Nodes</th><th>Detail</th></tr>')
+        for link in report["link_faults"]:
+            cls = "bad" if link["status"] == "faulty" else "warn"
+            out.append('<tr><td class="%s">%s</td><td>%s</td><td>%s</td><td>%s</td></tr>'
+                       % (cls, _e(link["status"]), _e(" \u2013 ".join(link["domains"]) or "-"), _e(", ".join(link["nodes"]) or "-"),
+                          _e(link["message"])))
+        out.append("</table>")
+    return out
+
+
+def _categories(report: Mapping[str, Any]) -> List[str]:
+    cats = report["categories"]
+    if not cats:
+        return []
+    out = ['<h2 id="categories">Categories</h2>',
+           '<table><tr><th>Category</th><th>Status</th><th class="num">Passed</th><th class="num">Failed</th>'
+           '<th class="num">Excluded</th><th class="num">Skipped</th><th class="num">Threshold</th><th class="num">Median</th>'
+           '<th class="num">Peak busbw</th><th class="num">Duration</th></tr>']
+    for cat, info in cats.items():
+        th = info["threshold"]
+        out.append('<tr><td>%s</td><td class="%s">%s</td><td class="num">%d</td><td class="num">%d</td><td class="num">%d</td>'
+                   '<td class="num">%d</td><td class="num">%s</td><td class="num">%s</td><td class="num">%s</td><td class="num">%s</td></tr>'
+                   % (_e(cat), STATUS_CLASS[info["status"]], _e(info["status"]), info["nodes"]["passed"], info["nodes"]["failed"],
+                      info["nodes"]["excluded"], info["nodes"]["skipped"], _e(format_gbps(th.get("limit"))),
+                      _e(format_gbps(th.get("median"))), _e(format_gbps(info["peak_busbw_gbps"])), _e(_seconds(info.get("duration_s")))))
+    out.append("</table>")
+    series = [(cat, [(p["bytes"], p["busbw_gbps"]) for p in info["bandwidth_by_size"]]) for cat, info in cats.items() if info["bandwidth_by_size"]]
+    if series:
+        out.append('<h2 id="bandwidth">Bus bandwidth by message size</h2>')
+        out.append('<div class="chart">%s</div>' % line_chart_svg(series, "Bus bandwidth (GB/s) by message size, per category"))
+    with_nodes = [(cat, info) for cat, info in cats.items() if info["per_node"]]
+    if with_nodes:
+        out.append('<h2 id="per-node">Per-node bandwidth against the threshold</h2>')
+    for cat, info in with_nodes:
+        th = info["threshold"]
+        statuses = {n: r["categories"][cat]["status"] for n, r in report["nodes"].items() if cat in r["categories"]}
+        parts = []
+        if th.get("floor") is not None:
+            parts.append("floor %s" % format_gbps(th["floor"]))
+        if th.get("relative_fraction") is not None and th.get("median") is not None:
+            parts.append("%g x median %s" % (th["relative_fraction"], format_gbps(th["median"])))
+        below = sum(1 for n, v in info["per_node"].items() if statuses.get(n) == "failed")
+        out.append("<h3>%s</h3><p>Threshold %s%s; %d of %d node(s) failed.</p>"
+                   % (_e(cat), _e(format_gbps(th.get("limit"))), (" (" + _e(", ".join(parts)) + ")") if parts else "", below, len(info["per_node"])))
+        out.append('<div class="chart">%s</div>' % bar_chart_svg(info["per_node"], statuses, th.get("limit"), th.get("median"),
+                                                                 "Per-node bus bandwidth for %s" % cat))
+    return out
+
+
+def _isolation(report: Mapping[str, Any]) -> List[str]:
+    iso = report["isolation"]
+    out: List[str] = []
+    if report["failed_groups"]:
+        out.append('<h2 id="groups">Failed groups</h2><table><tr><th>Group</th><th>Nodes</th><th>Reason</th></tr>')
+        out.extend("<tr><td>%s</td><td>%s</td><td>%s</td></tr>" % (_e(g["id"]), _e(", ".join(g["nodes"])), _e(g["reason"]))
+                   for g in report["failed_groups"])
+        out.append("</table>")
+    if not iso["round_summary"]:
+        if iso["rounds"] or iso["tests"]:
+            out.append('<h2 id="isolation">Isolation</h2><p>%d round(s), %d test(s); no trace was recorded.</p>' % (iso["rounds"], iso["tests"]))
+        return out
+    out.append('<h2 id="isolation">Isolation rounds</h2>')
+    finish = iso.get("finish_reason")
+    out.append("<p>%d round(s), %d test(s)%s. Each chip is one group test (green passed, red failed); hover it for its nodes.</p>"
+               % (iso["rounds"], iso["tests"], "; finished: " + _e(finish) if finish else ""))
+    out.append('<table class="timeline"><tr><th class="num">Round</th><th>Tests</th><th>Condemned</th><th>Cleared</th></tr>')
+    for rnd in iso["round_summary"]:
+        chips = []
+        for test in rnd["tests"]:
+            tip = "%s (%s) on %s" % (test["id"], test["purpose"], ", ".join(test["nodes"]))
+            if test["busbw"] is not None:
+                tip += ": %s" % format_gbps(test["busbw"])
+            if test["reason"]:
+                tip += " - " + test["reason"]
+            chips.append('<span class="chip %s" title="%s">%s \u00b7 %d node(s)</span>'
+                         % (STATUS_CLASS.get(test["outcome"], "muted"), _e(tip), _e(test["purpose"] or test["id"]), len(test["nodes"])))
+        out.append('<tr><td class="num">%d</td><td>%s</td><td class="bad">%s</td><td>%s</td></tr>'
+                   % (rnd["round"], "".join(chips), _e(", ".join(rnd["condemned"])), _e(", ".join(rnd["cleared"]))))
+    out.append("</table>")
+    return out
+
+
+def _node_matrix(report: Mapping[str, Any]) -> List[str]:
+    nodes, cats = report["nodes"], list(report["categories"])
+    if not nodes:
+        return ['<h2 id="nodes">Nodes</h2><p>No node was certified.</p>']
+    out = ['<h2 id="nodes">All nodes</h2><table><tr><th>Node</th><th>Verdict</th>%s<th>Reasons</th></tr>'
+           % "".join("<th>%s</th>" % _e(c) for c in cats)]
+    for name, info in nodes.items():
+        cells = []
+        for cat in cats:
+            result = info["categories"].get(cat)
+            if result is None:
+                cells.append('<td class="muted">-</td>')
+                continue
+            text = result["status"]
+            if result.get("value") is not None:
+                text += " (%g%s)" % (result["value"], " " + result["unit"] if result.get("unit") else "")
+            tip = ' title="%s"' % _e(result["reason"]) if result.get("reason") else ""
+            cells.append('<td class="%s"%s>%s</td>' % (STATUS_CLASS[result["status"]], tip, _e(text)))
+        out.append('<tr><td>%s</td><td class="%s">%s</td>%s<td>%s</td></tr>'
+                   % (_e(name), STATUS_CLASS[info["verdict"]], _e(info["verdict"]), "".join(cells),
+                      _reasons(info["reasons"]) if info["reasons"] else ""))
+    out.append("</table>")
+    return out
+
+
+def _durations(report: Mapping[str, Any]) -> List[str]:
+    per = report["durations"]["per_category"]
+    if not per:
+        return []
+    out = ['<h2 id="durations">Durations</h2><table><tr><th>Category</th><th class="num">Time</th></tr>']
+    out.extend('<tr><td>%s</td><td class="num">%s</td></tr>' % (_e(c), _e(_seconds(s))) for c, s in per.items())
+    out.append("</table>")
+    return out
+
+
+def to_html(report: Mapping[str, Any]) -> str:
+    """The whole page (UTF-8 text)."""
+    result = str(report["result"])
+    colour = RESULT_COLOURS.get(result, "#57606a")
+    body: List[str] = ['<header><h1>GPU cluster certification</h1>',
+                       '<span class="badge result" style="background:%s">%s</span>' % (colour, _e(result)),
+                       '<p class="reason">%s</p></header>' % _e(report["result_reason"])]
+    body += _overview(report)
+    body += _problem_nodes(report)
+    body += _categories(report)
+    body += _isolation(report)
+    body += _node_matrix(report)
+    body += _durations(report)
+    if report.get("warnings"):
+        body.append('<h2 id="warnings">Warnings</h2><ul>%s</ul>' % "".join("<li>%s</li>" % _e(w) for w in report["warnings"]))
+    body.append("<footer>Report schema %s. Generated by dsxos.cluster certify_report.</footer>" % _e(report.get("schema", "")))
+    title = "GPU cluster certification: %s" % result
+    if report["platform"].get("name"):
+        title += " (%s)" % report["platform"]["name"]
+    return ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+            "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:\">\n"
+            "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+            "<title>%s</title>\n<style>%s</style>\n</head>\n<body>\n<main>\n%s\n</main>\n</body>\n</html>\n"
+            % (_e(title), _CSS.strip(), "\n".join(body)))
