@@ -417,6 +417,9 @@ def _isolation(raw: Any) -> Dict[str, Any]:
     trace = data.get("trace") or []
     if not isinstance(trace, (list, tuple)):
         raise CertifyReportError("must be a list of events", field="isolation.trace", value=_short(trace))
+    for index, entry in enumerate(trace):
+        if not isinstance(entry, Mapping):
+            raise CertifyReportError("trace events must be mappings", field="isolation.trace[%d]" % index, value=_short(entry))
     trace = _plain(list(trace), "isolation.trace")
     summary = _round_summary(trace)
     rounds = _count(data.get("rounds"), "isolation.rounds")
@@ -984,10 +987,18 @@ def run_certify_report(params: Mapping[str, Any], check_mode: bool = False, diff
     for fmt in formats:
         if fmt not in FORMATS:
             raise CertifyReportError("unknown report format; use %s" % ", ".join(FORMATS), field="formats", value=fmt)
+    if configmap:
+        try:
+            namespace = validate_namespace(configmap.get("namespace"), "configmap.namespace")
+            name = validate_subdomain(configmap.get("name"), "configmap.name")
+        except K8sError as err:
+            return {"failed": True, "changed": False, "msg": str(err), "error": err.to_dict()}
     wanted = list(dict.fromkeys(formats + (["json", "markdown"] if configmap else [])))
     rendered = render_formats(report, wanted)
     result: Dict[str, Any] = {"changed": False, "summary": summarize(report), "result": report["result"],
                               "warnings_in_report": list(report["warnings"]), "files": {}, "changed_files": []}
+    if report["warnings"]:
+        result["warnings"] = ["certify report: %s" % w for w in report["warnings"][:20]]
     if dest_dir:
         written = write_report_files(str(dest_dir), {f: rendered[f] for f in formats}, basename, check_mode)
         result.update(written)
@@ -997,7 +1008,7 @@ def run_certify_report(params: Mapping[str, Any], check_mode: bool = False, diff
                                     configmap.get("compress_above_bytes", DEFAULT_COMPRESS_ABOVE_BYTES))
         try:
             with client_from_params(params) as client:
-                stored = store_configmap(client, str(configmap.get("namespace")), str(configmap.get("name")), payload, check_mode)
+                stored = store_configmap(client, namespace, name, payload, check_mode)
         except K8sError as err:
             result.update(failed=True, msg=str(err), error=err.to_dict())
             return result

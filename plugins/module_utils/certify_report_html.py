@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import html
 import math
+import re
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 #: Okabe-Ito colours (distinguishable with colour-vision deficiencies), then a few extra.
@@ -65,8 +66,12 @@ def format_gbps(value: Optional[float], unit: bool = True) -> str:
     return ("%.1f GB/s" if unit else "%.1f") % value
 
 
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ufffe\uffff]")
+
+
 def _e(value: Any) -> str:
-    return html.escape(str(value), quote=True)
+    """HTML-escape untrusted text (control characters, which HTML forbids, become U+FFFD)."""
+    return html.escape(_CONTROL.sub("\ufffd", str(value)), quote=True)
 
 
 def _nice_max(value: float) -> Tuple[float, float]:
@@ -147,8 +152,8 @@ def bar_chart_svg(values: Mapping[str, float], statuses: Mapping[str, str], limi
     """
     names = list(values)
     labelled = len(names) <= MAX_LABELLED_BARS
-    left, right, top = 64, 16, 22
-    bottom = 90 if labelled else 34
+    left, right, top = 64, 120, 22
+    bottom = 76 if labelled else 34
     plot_w, plot_h = width - left - right, height - top - bottom
     peak = max([v for v in values.values()] + [limit or 0.0, median or 0.0])
     y_max, y_step = _nice_max(peak * 1.05)
@@ -184,11 +189,16 @@ def bar_chart_svg(values: Mapping[str, float], statuses: Mapping[str, str], limi
     if median is not None:
         out.append('<line class="median" x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="#57606a" stroke-dasharray="2 3"/>'
                    % (left, py(median), left + plot_w, py(median)))
+        label_y = py(median) + 4 if limit is None or abs(py(median) - py(limit)) > 30 else py(limit) - 30
+        label_y = max(float(top) + 6, label_y)
+        out.append('<text x="%d" y="%.1f" style="fill:#57606a">median</text><text x="%d" y="%.1f" style="fill:#57606a">%s</text>'
+                   % (left + plot_w + 6, label_y - 6, left + plot_w + 6, label_y + 7, _e(format_gbps(median))))
     if limit is not None:
         out.append('<line class="threshold" x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="%s" stroke-width="2" stroke-dasharray="6 4"/>'
                    % (left, py(limit), left + plot_w, py(limit), BAR_FAILED))
-        out.append('<text x="%d" y="%.1f" text-anchor="end" style="fill:%s;font-weight:600">threshold %s</text>'
-                   % (left + plot_w - 4, py(limit) - 5, BAR_FAILED, _e(format_gbps(limit))))
+        out.append('<text x="%d" y="%.1f" style="fill:%s;font-weight:600">threshold</text>'
+                   '<text x="%d" y="%.1f" style="fill:%s">%s</text>'
+                   % (left + plot_w + 6, py(limit) - 2, BAR_FAILED, left + plot_w + 6, py(limit) + 11, BAR_FAILED, _e(format_gbps(limit))))
     out.append("</svg>")
     return "".join(out)
 
@@ -326,8 +336,9 @@ def _isolation(report: Mapping[str, Any]) -> List[str]:
                 tip += " - " + test["reason"]
             chips.append('<span class="chip %s" title="%s">%s \u00b7 %d node(s)</span>'
                          % (STATUS_CLASS.get(test["outcome"], "muted"), _e(tip), _e(test["purpose"] or test["id"]), len(test["nodes"])))
-        out.append('<tr><td class="num">%d</td><td>%s</td><td class="bad">%s</td><td>%s</td></tr>'
-                   % (rnd["round"], "".join(chips), _e(", ".join(rnd["condemned"])), _e(", ".join(rnd["cleared"]))))
+        out.append('<tr><td class="num">%d</td><td>%s</td><td%s>%s</td><td>%s</td></tr>'
+                   % (rnd["round"], "".join(chips), ' class="bad"' if rnd["condemned"] else "", _e(", ".join(rnd["condemned"])),
+                      _e(", ".join(rnd["cleared"]))))
     out.append("</table>")
     return out
 

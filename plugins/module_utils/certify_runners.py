@@ -37,8 +37,13 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from ansible_collections.dsxos.cluster.plugins.module_utils.certify_nccl import CertifyError, RunOutput
+from ansible_collections.dsxos.cluster.plugins.module_utils.certify_nccl import (
+    SCALES, CertifyError, CertifyNode, RunOutput, certify_nccl, nodes_from_params, validate_config)
+from ansible_collections.dsxos.cluster.plugins.module_utils.k8s_client import K8S_AUTH_SPEC, client_from_params
 from ansible_collections.dsxos.cluster.plugins.module_utils.k8s_errors import K8sApiError, K8sConflict, K8sError, K8sNotFound
+from ansible_collections.dsxos.cluster.plugins.module_utils.k8s_names import validate_label_selector
+from ansible_collections.dsxos.cluster.plugins.module_utils.nccl_thresholds import load_thresholds_file
+from ansible_collections.dsxos.cluster.plugins.module_utils.topology_grouping import group_nodes, natural_key, node_info_from_k8s
 
 MANAGED_BY = "dsxos.cluster"
 LABEL_RUN = "dsxos.io/certify-run"
@@ -103,10 +108,14 @@ class HostsRunner:
 def nccl_spec_factory(module: Any) -> Callable[..., Any]:
     """A factory building ``module.MpiLaunch`` from hosts, the collective and the shared launch options.
 
-    Only the options that ``MpiLaunch`` declares are passed; unknown ones raise :class:`CertifyError`.
+    ``options`` holds ``MpiLaunch`` fields (``binary_dir``, ``slots_per_host``, ``env``, ``launcher_env``,
+    ``mpirun``, ``mpirun_args``, ``allow_run_as_root``, ``oversubscribe``, ``tag_output``, ``timeout_s``);
+    ``args`` may be a mapping of ``NcclTestArgs`` fields.  Unknown keys raise :class:`CertifyError`.
     """
     launch_cls = getattr(module, "MpiLaunch")
-    fields = getattr(launch_cls, "__dataclass_fields__", {})
+    args_cls = getattr(module, "NcclTestArgs", None)
+    fields = set(getattr(launch_cls, "__dataclass_fields__", {})) - {"hosts", "collective"}
+    arg_fields = set(getattr(args_cls, "__dataclass_fields__", {}))
 
     def build(hosts: List[str], collective: str, options: Mapping[str, Any]) -> Any:
         kwargs: Dict[str, Any] = {}
@@ -116,13 +125,27 @@ def nccl_spec_factory(module: Any) -> Callable[..., Any]:
             if fields and key not in fields:
                 raise CertifyError("unknown mpirun option (allowed: %s)" % ", ".join(sorted(fields)),
                                    field="mpirun.%s" % key, value=value)
+            if key == "args" and isinstance(value, Mapping) and args_cls is not None:
+                unknown = sorted(set(value) - arg_fields)
+                if unknown:
+                    raise CertifyError("unknown nccl-tests argument (allowed: %s)" % ", ".join(sorted(arg_fields)),
+                                       field="mpirun.args.%s" % unknown[0], value=value[unknown[0]])
+                value = args_cls(**{k: v for k, v in value.items() if v is not None})
             kwargs[key] = value
-        kwargs["hosts"] = list(hosts)
-        if "collective" in fields or not fields:
-            kwargs["collective"] = collective
-        return launch_cls(**kwargs)
+        if "binary_dir" in fields and not kwargs.get("binary_dir"):
+            raise CertifyError("the hosts runner needs the directory of the nccl-tests binaries",
+                               field="mpirun.binary_dir", value=kwargs.get("binary_dir"))
+        return launch_cls(hosts=list(hosts), collective=collective, **kwargs)
 
     return build
+
+
+def validate_hosts_launch(launch: Mapping[str, Any], collectives: Sequence[str]) -> None:
+    """Build and render one launch per collective so a bad ``mpirun`` option fails before any test runs."""
+    from ansible_collections.dsxos.cluster.plugins.module_utils import nccl_runner  # pylint: disable=import-outside-toplevel
+    factory = nccl_spec_factory(nccl_runner)
+    for collective in collectives:
+        nccl_runner.build_mpirun_command(factory(hosts=["127.0.0.1", "127.0.0.2"], collective=collective, options=launch))
 
 
 # ---------------------------------------------------------------------------- kubernetes
@@ -533,3 +556,138 @@ class KubernetesRunner:
             for name in list(active):
                 self._delete(name)  # an exception left Jobs behind: never leave GPU pods running
         return outputs
+
+
+# ---------------------------------------------------------------------------- module entry point
+CERTIFY_NCCL_SPEC: Dict[str, Any] = dict(K8S_AUTH_SPEC)
+CERTIFY_NCCL_SPEC.update(
+    runner={"type": "str", "default": "hosts", "choices": ["hosts", "kubernetes"]},
+    nodes={"type": "list", "elements": "raw"},
+    node_selector={"type": "str"},
+    collectives={"type": "list", "elements": "str", "default": ["all_reduce"]},
+    scale={"type": "str", "default": "diagnose", "choices": list(SCALES)},
+    diagnose_on_failure={"type": "bool", "default": True},
+    thresholds={"type": "dict"},
+    thresholds_file={"type": "path"},
+    accelerator={"type": "str"},
+    isolation={"type": "dict", "default": {}},
+    timeout_s={"type": "float", "default": 1800.0},
+    max_parallel={"type": "int", "default": 0},
+    mpirun={"type": "dict", "default": {}},
+    kubernetes={"type": "dict", "default": {}},
+    create_namespace={"type": "bool", "default": True},
+    large_message_bytes={"type": "int"},
+    ignore_warn_patterns={"type": "list", "elements": "str", "default": []},
+    validate_only={"type": "bool", "default": False},
+    return_tests={"type": "bool", "default": True},
+)
+
+
+def k8s_nodes(client: Any, selector: Optional[str]) -> List[CertifyNode]:
+    """Kubernetes nodes matching ``selector`` as :class:`CertifyNode` (labels, cordon and readiness from the API)."""
+    kwargs: Dict[str, Any] = {"_preload_content": False}
+    if selector:
+        kwargs["label_selector"] = validate_label_selector(selector, "node_selector")
+    items: List[Dict[str, Any]] = []
+    token = None
+    while True:
+        if token:
+            kwargs["_continue"] = token
+        resp = client.call("list", "nodes", client.core.list_node, limit=500, **kwargs)
+        data = json.loads(resp.data)
+        items.extend(data.get("items") or [])
+        token = (data.get("metadata") or {}).get("continue")
+        if not token:
+            break
+    out = []
+    for item in items:
+        info = node_info_from_k8s(item)
+        out.append(CertifyNode(name=info.name, labels=dict(info.labels), cordoned=info.cordoned, ready=info.ready))
+    return sorted(out, key=lambda n: natural_key(n.name))
+
+
+def _thresholds(params: Mapping[str, Any]) -> Any:
+    if params.get("thresholds_file") and params.get("thresholds"):
+        raise CertifyError("give thresholds or thresholds_file, not both", field="thresholds_file",
+                           value=params["thresholds_file"])
+    if params.get("thresholds_file"):
+        return load_thresholds_file(params["thresholds_file"])
+    return params.get("thresholds")
+
+
+def run_certify_nccl(params: Mapping[str, Any], check_mode: bool = False,
+                     progress: Optional[Callable[[str, Dict[str, Any]], None]] = None,
+                     client_factory: Optional[Callable[[Mapping[str, Any]], Any]] = None) -> Dict[str, Any]:
+    """The ``certify_nccl`` module: validate, list/accept nodes, build the runner, run :func:`certify_nccl`.
+
+    Bad input raises (:class:`CertifyError`, ``ThresholdConfigError``, ...: all :class:`RecipeError`);
+    Kubernetes access failures come back as ``failed`` with the message.  ``validate_only`` stops after the
+    validation and returns the normalised configuration; check mode also plans the grouping.
+    """
+    config = validate_config({"collectives": params.get("collectives"), "thresholds": _thresholds(params),
+                              "isolation": params.get("isolation"), "scale": params.get("scale"),
+                              "diagnose_on_failure": params.get("diagnose_on_failure"),
+                              "accelerator": params.get("accelerator"),
+                              "large_message_bytes": params.get("large_message_bytes"),
+                              "ignore_warn_patterns": params.get("ignore_warn_patterns")})
+    runner_kind = params.get("runner") or "hosts"
+    timeout_s = _positive(params.get("timeout_s") if params.get("timeout_s") is not None else 1800.0, "timeout_s", float, 1.0)
+    max_parallel = _positive(params.get("max_parallel") or 0, "max_parallel", int, 0)
+    nodes: List[CertifyNode] = []
+    if params.get("nodes") is not None:
+        nodes = nodes_from_params(params["nodes"])
+    launch: Dict[str, Any] = {}
+    kube_opts: Optional[KubeRunnerOptions] = None
+    if runner_kind == "hosts":
+        if params.get("node_selector"):
+            raise CertifyError("node_selector needs runner: kubernetes (the hosts runner takes nodes)", field="node_selector",
+                               value=params["node_selector"])
+        if params.get("nodes") is None:
+            raise CertifyError("empty target: the hosts runner needs nodes", field="nodes", value=None)
+        launch = dict(params.get("mpirun") or {})
+        launch.setdefault("timeout_s", timeout_s)
+        validate_hosts_launch(launch, config.collectives)
+    else:
+        kube_opts = kube_options_from_params(params.get("kubernetes") or {}, timeout_s=timeout_s, max_parallel=max_parallel)
+    base = {"changed": False, "config": config.to_dict(), "runner": runner_kind}
+    if params.get("validate_only"):
+        base.update(msg="configuration is valid", nodes_given=[n.name for n in nodes])
+        return base
+    try:
+        client = None
+        if runner_kind == "kubernetes":
+            client = (client_factory or client_from_params)(params)
+            if params.get("nodes") is None:
+                nodes = k8s_nodes(client, params.get("node_selector"))
+                if not nodes:
+                    raise CertifyError("empty target: no Kubernetes node matches the node selector", field="node_selector",
+                                       value=params.get("node_selector") or "")
+            assert kube_opts is not None
+            hostnames = {n.name: n.labels[HOSTNAME_LABEL] for n in nodes if n.labels.get(HOSTNAME_LABEL)}
+            hostnames.update(kube_opts.node_hostnames)
+            kube_opts.node_hostnames = hostnames
+        if check_mode:
+            grouping = group_nodes([n.node_info() for n in nodes], config.isolation.grouping)
+            base.update(skipped=True, msg="check mode: no test was run", grouping=grouping.to_dict(),
+                        nodes_given=[n.name for n in nodes])
+            return base
+        if runner_kind == "kubernetes":
+            runner: Any = KubernetesRunner(client, kube_opts)  # type: ignore[arg-type]
+            if params.get("create_namespace", True):
+                runner.ensure_namespace()
+        else:
+            runner = HostsRunner({n.name: n.address for n in nodes}, launch, max_parallel=max_parallel)
+        result = certify_nccl(nodes, config, runner, progress=progress).to_dict()
+    except K8sError as err:
+        base.update(failed=True, msg=str(err), error=err.to_dict())
+        return base
+    if not params.get("return_tests", True):
+        result["tests"] = []
+    base.update(result)
+    base["msg"] = result["summary"]
+    if runner_kind == "kubernetes":
+        base["jobs"] = {"namespace": kube_opts.namespace, "run_id": kube_opts.run_id,  # type: ignore[union-attr]
+                        "created": len(runner.jobs_created), "deleted": len(runner.jobs_deleted)}
+        if client is not None:
+            base["api_calls"] = dict(client.stats)
+    return base

@@ -309,6 +309,7 @@ def _apply_undo(rec: Optional[QuarantineRecord], req: QuarantineRequest, state: 
         if rec is not None:
             rec.cordoned = False
         return
+
     # untaint: a taint without effect removes every effect of that key
     def hit(taint: Mapping[str, Any]) -> bool:
         return any(taint.get("key") == t.key and (not t.effect or taint.get("effect") == t.effect) for t in req.taints)
@@ -325,7 +326,7 @@ def plan_action(node: Mapping[str, Any], req: QuarantineRequest) -> Plan:  # pyl
     old_rec = view.record()
     rec = QuarantineRecord.from_json(old_rec.to_json(), view.name) if old_rec else None
     state: dict[str, Any] = {"unschedulable": view.unschedulable, "taints": [dict(t) for t in view.taints],
-                             "labels": {k: v for k, v in view.labels.items()}}
+                             "labels": dict(view.labels)}
     new_quarantine = False
     if req.action in QUARANTINE_ACTIONS:
         if rec is None:

@@ -115,13 +115,18 @@ def _run(argv: Sequence[str], check: bool = True, timeout: float = 30.0, **kwarg
 
 
 def _pid_alive(pid: int) -> bool:
+    """True while ``pid`` exists and is not a zombie."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return True
-    return True
+    try:
+        with open("/proc/%d/stat" % pid, "r", encoding="utf-8", errors="replace") as handle:
+            return handle.read().rsplit(")", 1)[-1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return True
 
 
 def _kill_pids(pids: Iterable[int], grace_s: float = 2.0) -> None:
@@ -273,6 +278,7 @@ class NetnsFabric:  # pylint: disable=too-many-instance-attributes
     subnet: Optional[ipaddress.IPv4Network] = None
     members: List[FabricHost] = field(default_factory=list)
     started: bool = False
+    _children: List[subprocess.Popen] = field(default_factory=list, repr=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.hosts, int) or isinstance(self.hosts, bool) or not 1 <= self.hosts <= MAX_HOSTS:
@@ -486,6 +492,7 @@ class NetnsFabric:  # pylint: disable=too-many-instance-attributes
                 proc = subprocess.Popen(argv, stdin=devnull, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                         start_new_session=True)  # pylint: disable=consider-using-with
             member.sshd_pid = proc.pid
+            self._children.append(proc)
         self._write_state()
         for member in self.members:
             self._wait_port(member)
@@ -515,6 +522,13 @@ class NetnsFabric:  # pylint: disable=too-many-instance-attributes
             return
         _kill_pids([m.sshd_pid for m in self.members if m.sshd_pid])
         remove_prefix(self.prefix)
+        for child in self._children:
+            try:
+                child.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                child.kill()
+                child.wait()
+        self._children = []
         self.started = False
 
     # ------------------------------------------------------------------ client side

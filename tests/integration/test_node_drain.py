@@ -29,10 +29,6 @@ def running(emu, namespace, selector):
             if p["status"].get("phase") == "Running" and not p["metadata"].get("deletionTimestamp")]
 
 
-def on_node(emu, node, namespace=None):
-    return [p for p in emu.api.pods(namespace, node=node)]
-
-
 def start_training(emu, nodes, replicas, grace_s=None, gpu=1):
     """A GPU Deployment spread over ``nodes`` with a maxUnavailable-1 PDB created once every pod is up."""
     emu.add_deployment("train", namespace="ml", replicas=replicas, gpu=gpu, grace_s=grace_s)
@@ -40,7 +36,7 @@ def start_training(emu, nodes, replicas, grace_s=None, gpu=1):
     emu.add_pdb("train", {"app": "train"}, namespace="ml", max_unavailable=1)
     emu.settle()
     assert not emu.pdb_violated("train", "ml")
-    counts = {n: len([p for p in emu.api.pods("ml", node=n)]) for n in nodes}
+    counts = {n: len(emu.api.pods("ml", node=n)) for n in nodes}
     return max(nodes, key=lambda n: (counts[n], n))
 
 

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/env python
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, dsxos.cluster contributors
 # Apache License 2.0 (see LICENSE)
@@ -89,7 +89,7 @@ def parse_args(argv):
     parser.add_argument("--checkpoint-dir", required=True)
     parser.add_argument("--interrupt-after", type=int, default=0, help="first attempt stops after this step (0: never)")
     parser.add_argument("--log-file", default="")
-    parser.add_argument("--init-timeout-s", type=float, default=60.0)
+    parser.add_argument("--comm-timeout-s", type=float, default=60.0, help="rendezvous and collective timeout")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--step-delay-s", type=float, default=0.0, help="fault injection: extra seconds per step on this rank")
     parser.add_argument("--hang-at-step", type=int, default=0, help="fault injection: this rank stops responding at this step")
@@ -201,7 +201,7 @@ def train(args, log):  # pylint: disable=too-many-locals,too-many-statements
     init_method = "tcp://%s:%d" % (args.master_addr, args.master_port)
     try:
         dist.init_process_group(args.backend, init_method=init_method, rank=args.rank, world_size=args.world_size,
-                                timeout=datetime.timedelta(seconds=args.init_timeout_s))
+                                timeout=datetime.timedelta(seconds=args.comm_timeout_s))
     except Exception as err:  # pylint: disable=broad-except
         log.event("error", message="rendezvous at %s failed: %s: %s" % (init_method, type(err).__name__, err))
         return EXIT_FAILED
@@ -225,7 +225,7 @@ def train(args, log):  # pylint: disable=too-many-locals,too-many-statements
     for step in range(start_step + 1, args.steps + 1):
         began = time.monotonic()
         if args.hang_at_step and step == args.hang_at_step:
-            log.event("hang", step=step)
+            log.event("error", message="fault injection: rank %d hangs at step %d" % (args.rank, step))
             while True:
                 time.sleep(3600)
         inputs, targets = (tensor.to(device) for tensor in batch_for(torch, args, step, teacher))
