@@ -607,8 +607,9 @@ def _junit_case(cat: str, node: str, info: Mapping[str, Any], result: Optional[M
         return "    <testcase %s>\n      <skipped message=%s/>\n    </testcase>\n" % (attrs, _attr(why)), "skipped"
     out = "    <testcase %s>\n" % attrs
     if result.get("value") is not None or result.get("reason"):
-        text = " ".join(str(p) for p in (result.get("reason") or "", result.get("value") if result.get("value") is not None else "",
-                                          result.get("unit") or "") if p != "").strip()
+        value = result.get("value")
+        parts = (result.get("reason") or "", "" if value is None else value, result.get("unit") or "")
+        text = " ".join(str(p) for p in parts if p != "").strip()
         out += "      <system-out>%s</system-out>\n" % _xml_text(xml_escape(text))
     return out + "    </testcase>\n", "passed"
 
@@ -745,8 +746,8 @@ def to_markdown(report: Mapping[str, Any]) -> str:
     if report["link_faults"]:
         out += ["## Link faults", "", "| Status | Domains | Nodes | Detail |", "|---|---|---|---|"]
         for link in report["link_faults"]:
-            out.append("| %s | %s | %s | %s |" % (link["status"], md(" - ".join(link["domains"])) or "-",
-                                                 md(", ".join(link["nodes"])) or "-", md(link["message"])))
+            out.append("| %s | %s | %s | %s |" % (
+                link["status"], md(" - ".join(link["domains"])) or "-", md(", ".join(link["nodes"])) or "-", md(link["message"])))
         out.append("")
     if report["categories"]:
         out += ["## Categories", "",
@@ -764,7 +765,7 @@ def to_markdown(report: Mapping[str, Any]) -> str:
             sizes = sorted({p["bytes"] for c in with_sizes for p in report["categories"][c]["bandwidth_by_size"]})
             out += ["## Bus bandwidth by message size (GB/s)", "",
                     "| Size | %s |" % " | ".join(md(c) for c in with_sizes),
-                    "|---:|%s|" % "|".join("---:" for _ in with_sizes)]
+                    "|---:|%s|" % "|".join(["---:"] * len(with_sizes))]
             lookup = {c: {p["bytes"]: p["busbw_gbps"] for p in report["categories"][c]["bandwidth_by_size"]} for c in with_sizes}
             for size in sizes:
                 out.append("| %s | %s |" % (format_size(size), " | ".join(format_gbps(lookup[c].get(size), unit=False) for c in with_sizes)))
@@ -779,8 +780,8 @@ def to_markdown(report: Mapping[str, Any]) -> str:
         for rnd in iso["round_summary"]:
             passed = sum(1 for t in rnd["tests"] if t["outcome"] == "passed")
             failed = sum(1 for t in rnd["tests"] if t["outcome"] == "failed")
-            out.append("| %d | %d | %d | %d | %s |" % (rnd["round"], len(rnd["tests"]), passed, failed,
-                                                     md(", ".join(rnd["condemned"])) or "-"))
+            condemned = md(", ".join(rnd["condemned"])) or "-"
+            out.append("| %d | %d | %d | %d | %s |" % (rnd["round"], len(rnd["tests"]), passed, failed, condemned))
         out.append("")
     if report["warnings"]:
         out += ["## Warnings", ""] + ["- %s" % md(w) for w in report["warnings"]] + [""]

@@ -16,7 +16,7 @@ from __future__ import annotations
 import html
 import math
 import re
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, List, Mapping, Optional, Sequence, Tuple
 
 #: Okabe-Ito colours (distinguishable with colour-vision deficiencies), then a few extra.
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000", "#7f7f7f", "#8c564b")
@@ -155,7 +155,7 @@ def bar_chart_svg(values: Mapping[str, float], statuses: Mapping[str, str], limi
     left, right, top = 64, 120, 22
     bottom = 76 if labelled else 34
     plot_w, plot_h = width - left - right, height - top - bottom
-    peak = max([v for v in values.values()] + [limit or 0.0, median or 0.0])
+    peak = max(list(values.values()) + [limit or 0.0, median or 0.0])
     y_max, y_step = _nice_max(peak * 1.05)
 
     def py(y: float) -> float:

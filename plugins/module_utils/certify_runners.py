@@ -633,6 +633,7 @@ def run_certify_nccl(params: Mapping[str, Any], check_mode: bool = False,
     runner_kind = params.get("runner") or "hosts"
     timeout_s = _positive(params.get("timeout_s") if params.get("timeout_s") is not None else 1800.0, "timeout_s", float, 1.0)
     max_parallel = _positive(params.get("max_parallel") or 0, "max_parallel", int, 0)
+    validate_only = bool(params.get("validate_only"))
     nodes: List[CertifyNode] = []
     if params.get("nodes") is not None:
         nodes = nodes_from_params(params["nodes"])
@@ -642,17 +643,15 @@ def run_certify_nccl(params: Mapping[str, Any], check_mode: bool = False,
         if params.get("node_selector"):
             raise CertifyError("node_selector needs runner: kubernetes (the hosts runner takes nodes)", field="node_selector",
                                value=params["node_selector"])
-        if params.get("nodes") is None:
+        if params.get("nodes") is None and not validate_only:
             raise CertifyError("empty target: the hosts runner needs nodes", field="nodes", value=None)
         launch = dict(params.get("mpirun") or {})
         launch.setdefault("timeout_s", timeout_s)
-        validate_hosts_launch(launch, config.collectives)
-    else:
+        if params.get("mpirun") or not validate_only:
+            validate_hosts_launch(launch, config.collectives)
+    elif params.get("kubernetes") or not validate_only:
         kube_opts = kube_options_from_params(params.get("kubernetes") or {}, timeout_s=timeout_s, max_parallel=max_parallel)
     base = {"changed": False, "config": config.to_dict(), "runner": runner_kind}
-    if params.get("validate_only"):
-        base.update(msg="configuration is valid", nodes_given=[n.name for n in nodes])
-        return base
     try:
         client = None
         if runner_kind == "kubernetes":
@@ -662,17 +661,21 @@ def run_certify_nccl(params: Mapping[str, Any], check_mode: bool = False,
                 if not nodes:
                     raise CertifyError("empty target: no Kubernetes node matches the node selector", field="node_selector",
                                        value=params.get("node_selector") or "")
-            assert kube_opts is not None
-            hostnames = {n.name: n.labels[HOSTNAME_LABEL] for n in nodes if n.labels.get(HOSTNAME_LABEL)}
-            hostnames.update(kube_opts.node_hostnames)
-            kube_opts.node_hostnames = hostnames
+            if kube_opts is not None:
+                hostnames = {n.name: n.labels[HOSTNAME_LABEL] for n in nodes if n.labels.get(HOSTNAME_LABEL)}
+                hostnames.update(kube_opts.node_hostnames)
+                kube_opts.node_hostnames = hostnames
+        if validate_only:
+            base.update(msg="configuration is valid", nodes_given=[n.name for n in nodes])
+            return base
         if check_mode:
             grouping = group_nodes([n.node_info() for n in nodes], config.isolation.grouping)
             base.update(skipped=True, msg="check mode: no test was run", grouping=grouping.to_dict(),
                         nodes_given=[n.name for n in nodes])
             return base
         if runner_kind == "kubernetes":
-            runner: Any = KubernetesRunner(client, kube_opts)  # type: ignore[arg-type]
+            assert kube_opts is not None
+            runner: Any = KubernetesRunner(client, kube_opts)
             if params.get("create_namespace", True):
                 runner.ensure_namespace()
         else:

@@ -770,9 +770,10 @@ def evaluate_logs(logs: Iterable[Mapping[str, Any]], profile: Union[str, Mapping
         if rank is not None and (isinstance(rank, bool) or not isinstance(rank, int) or rank < 0):
             raise GoodputError("must be a non-negative integer", field="logs[%d].rank" % index, value=rank)
         host = entry.get("host")
-        label = "rank %s" % rank if rank is not None else "log %d" % index
-        if host:
-            label += " (host %s)" % host
+        if rank is not None:
+            label = "rank %d (host %s)" % (rank, host) if host else "rank %d" % rank
+        else:
+            label = "host %s" % host if host else "log %d" % index
         if entry.get("timed_out"):
             launcher.append("%s: killed at its timeout of %s s" % (label, entry.get("timeout_s", "?")))
         if entry.get("missing"):

@@ -38,6 +38,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 from ansible_collections.dsxos.cluster.plugins.module_utils.k8s_client import K8S_AUTH_SPEC, client_from_params
 from ansible_collections.dsxos.cluster.plugins.module_utils.k8s_errors import K8sError, K8sNotFound
 from ansible_collections.dsxos.cluster.plugins.module_utils.k8s_names import validate_node_name
+from ansible_collections.dsxos.cluster.plugins.module_utils.nccl_thresholds import evaluate_fleet, validate_thresholds
 from ansible_collections.dsxos.cluster.plugins.module_utils.recipe_errors import RecipeError
 
 LABEL_VERDICT = "dsxos.io/certification"
@@ -75,7 +76,7 @@ def _short(text: Any) -> str:
 def normalize_result(raw: Any, category: str = "") -> Dict[str, Any]:
     """One host's module result (as registered by Ansible) -> ``{status, reason, reasons, ...}``.
 
-    Understands unreachable/skipped/failed task results, ``verdict`` (ok|warn|fail), ``passed`` (bool),
+    Understands unreachable/skipped/failed task results, ``verdict`` (ok|warn|fail), ``passed`` or ``ok`` (bool),
     ``result``/``status`` strings (PASSED/FAILED...), ``reasons`` lists, and keeps ``busbw``,
     ``recommended_action`` and ``goodput`` values when present.  Garbage becomes a failed status
     with a reason, never an exception.
@@ -101,17 +102,17 @@ def normalize_result(raw: Any, category: str = "") -> Dict[str, Any]:
         result = str(raw.get("result") if raw.get("result") is not None else raw.get("status") or "").lower()
         if raw.get("failed"):
             status = "failed"
-        elif verdict in _FAIL_WORDS or result in _FAIL_WORDS or raw.get("passed") is False:
+        elif verdict in _FAIL_WORDS or result in _FAIL_WORDS or raw.get("passed") is False or raw.get("ok") is False:
             status = "failed"
         elif verdict in _WARN_WORDS:
             status, warn = "passed", True
-        elif verdict in _PASS_WORDS or result in _PASS_WORDS or raw.get("passed") is True:
+        elif verdict in _PASS_WORDS or result in _PASS_WORDS or raw.get("passed") is True or raw.get("ok") is True:
             status = "passed"
         elif result == "incomplete" or verdict == "inconclusive":
             status = "inconclusive"
         else:
             status = "failed"
-            reasons.append("result has no verdict (keys: %s)" % ", ".join(sorted(str(k) for k in raw)[:10]))
+            reasons.append(msg or "result has no verdict (keys: %s)" % ", ".join(sorted(str(k) for k in raw)[:10]))
     if status == "failed" and not reasons and msg:
         reasons.append(msg)
     reason = reasons[0] if reasons else ("ok" if status == "passed" else status)
@@ -238,6 +239,7 @@ class CertificationInput:  # pylint: disable=too-many-instance-attributes
     started: Any = None
     finished: Any = None
     durations: Dict[str, Any] = field(default_factory=dict)
+    loopback_thresholds: Optional[Dict[str, Any]] = None
 
 
 def validate_input(params: Mapping[str, Any]) -> CertificationInput:
@@ -273,7 +275,21 @@ def validate_input(params: Mapping[str, Any]) -> CertificationInput:
                               excluded={str(k): str(v) for k, v in excluded.items() if v},
                               categories=categories, platform=dict(params.get("platform") or {}),
                               gpu=dict(params.get("gpu") or {}), started=params.get("started"),
-                              finished=params.get("finished"), durations=dict(params.get("durations") or {}))
+                              finished=params.get("finished"), durations=dict(params.get("durations") or {}),
+                              loopback_thresholds=dict(params["loopback_thresholds"]) if params.get("loopback_thresholds") else None)
+
+
+def _judge_loopback_fleet(entries: Dict[str, Dict[str, Any]], thresholds: Any) -> None:
+    """Fail intra-node results that are low against the other hosts (median/MAD; nccl_thresholds' relative policy)."""
+    config = validate_thresholds(thresholds, source="loopback_thresholds") if thresholds else validate_thresholds(None)
+    values = {h: e["busbw"] for h, e in entries.items() if e["status"] == "passed" and isinstance(e.get("busbw"), (int, float))
+              and not isinstance(e.get("busbw"), bool)}
+    if not values:
+        return
+    for host, verdict in evaluate_fleet(values, profile=None, policy=config.relative).items():
+        if not verdict.passed:
+            entry = entries[host]
+            entry.update(status="failed", reason=verdict.reasons[0], reasons=list(verdict.reasons))
 
 
 def _report_category(entry: Mapping[str, Any]) -> Dict[str, Any]:
@@ -300,10 +316,10 @@ def aggregate_certification(data: CertificationInput) -> Dict[str, Any]:
     sections: Dict[str, Dict[str, Any]] = {}
     for cat in sorted(data.results, key=_category_order):
         per_node: Dict[str, float] = {}
-        for host, raw in data.results[cat].items():
-            if host not in nodes:
-                continue
-            entry = normalize_result(raw, cat)
+        normalized = {host: normalize_result(raw, cat) for host, raw in data.results[cat].items() if host in nodes}
+        if cat == "nccl-loopback":
+            _judge_loopback_fleet(normalized, data.loopback_thresholds)
+        for host, entry in normalized.items():
             nodes[host]["categories"][cat] = _report_category(entry)
             if isinstance(entry.get("busbw"), (int, float)) and not isinstance(entry.get("busbw"), bool):
                 per_node[host] = entry["busbw"]
@@ -514,6 +530,7 @@ NODE_CERTIFICATION_SPEC.update({
     "started": {"type": "raw"},
     "finished": {"type": "raw"},
     "durations": {"type": "dict"},
+    "loopback_thresholds": {"type": "dict"},
     "label": {"type": "bool", "default": False},
     "certified_at": {"type": "int"},
     "valid_for_s": {"type": "int", "default": DEFAULT_VALID_FOR_S},

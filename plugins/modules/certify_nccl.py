@@ -119,7 +119,9 @@ options:
     elements: str
     default: []
   validate_only:
-    description: Only validate the options (thresholds, isolation, launch options) and return the normalised configuration.
+    description:
+      - Only validate the options (thresholds, isolation, and O(mpirun) or O(kubernetes) when given) and return the
+        normalised configuration. With O(runner=kubernetes) the nodes are listed too, so an empty O(node_selector) fails here.
     type: bool
     default: false
   return_tests:

@@ -22,7 +22,7 @@ description:
   - With O(configmap), the JSON and Markdown are stored in a ConfigMap (created, or replaced when different). When they
     are larger than O(configmap.compress_above_bytes) they go gzip-compressed into C(binaryData) as
     C(<basename>.json.gz) and C(<basename>.md.gz), with the annotation C(dsxos.io/compression=gzip).
-  - Runs on the controller (an action plugin of the same name): reports are controller-side files.
+  - Runs on the controller through an action plugin of the same name, because reports are controller-side files.
 author:
   - dsxos.cluster contributors (@dsxos)
 extends_documentation_fragment:

@@ -63,6 +63,11 @@ options:
   durations:
     description: Durations for the report (C(total_s), C(per_category), C(ansible_overhead_s)).
     type: dict
+  loopback_thresholds:
+    description:
+      - Thresholds config (as for M(dsxos.cluster.certify_nccl)) whose C(relative) policy judges the C(nccl-loopback) bus
+        bandwidth of each host against the other hosts (median/MAD); default the built-in policy.
+    type: dict
   label:
     description: Label the Kubernetes nodes with their verdict.
     type: bool

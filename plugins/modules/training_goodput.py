@@ -288,8 +288,8 @@ log:
   description: The rank's event log (O(mode=run)), at most O(max_log_bytes).
   returned: mode is run
   type: str
-attempts:
-  description: Per attempt C(attempt), C(rc), C(seconds), C(port) (O(mode=run)).
+attempt_results:
+  description: Per attempt C(attempt), C(rc), C(seconds), C(port) (O(mode=run)). Not C(attempts), which C(until) loops set.
   returned: mode is run
   type: list
   elements: dict
@@ -441,7 +441,7 @@ def run_rank(module):
         reason = "rank %d on %s: workload exited with status %s: %s" % (rank, host, last_rc, _tail_reason(out_path) or "no output")
     result = dict(
         changed=True, mode="run", host=host, rank=rank, world_size=world_size, log=log, log_path=log_path, output_path=out_path,
-        checkpoint_dir=ckpt_dir, attempts=attempts, timed_out=timed_out, timeout_s=params["timeout_s"],
+        checkpoint_dir=ckpt_dir, attempt_results=attempts, timed_out=timed_out, timeout_s=params["timeout_s"],
         workload_failed=reason is not None, reason=reason, elapsed_s=round(time.monotonic() - started, 3),
         steps=params["steps"],
     )
@@ -570,7 +570,7 @@ def main():
         module.fail_json(msg="; ".join(problems))
     if module.check_mode:
         module.exit_json(changed=True, mode="run", msg="check mode: would run rank %d of %d" % (params["rank"], params["world_size"]),
-                         log="", attempts=[], timed_out=False, workload_failed=False, reason=None)
+                         log="", attempt_results=[], timed_out=False, workload_failed=False, reason=None)
     run_rank(module)
 
 

@@ -555,6 +555,7 @@ class NetnsFabric:  # pylint: disable=too-many-instance-attributes
             "hosts": hosts,
             "vars": {
                 "ansible_connection": "ssh",
+                "ansible_pipelining": True,
                 "ansible_user": "root",
                 "ansible_ssh_private_key_file": str(self.private_key),
                 "ansible_ssh_common_args": common,

@@ -139,3 +139,16 @@ def test_unready_pod_eviction_follows_unhealthy_pod_policy(k8s_emulator, k8s_cli
 def test_scaled_value_units():
     assert scaled_value("30%", 5) == 2 and scaled_value("50%", 5) == 3 and scaled_value("10%", 1) == 1
     assert scaled_value(3, 100) == 3 and scaled_value("0%", 7) == 0 and scaled_value("100%", 7) == 7
+
+
+def test_budget_created_before_pods_are_up_is_not_a_false_violation(k8s_emulator):  # pylint: disable=redefined-outer-name
+    # maxUnavailable budgets start at desiredHealthy 0 (no pods yet) and grow as pods come up: that ramp is
+    # neither armed at 0 nor counted as a disruption.
+    k8s_emulator.add_nodes(4, "h100-eks")
+    k8s_emulator.add_pdb("ramp", {"app": "ramp"}, max_unavailable=1)
+    k8s_emulator.add_deployment("ramp", replicas=4)
+    k8s_emulator.wait_for(lambda: k8s_emulator.api.get("policy/v1", "PodDisruptionBudget", "ramp", "default")["status"].get("currentHealthy") == 4,
+                          10, what="4 healthy pods behind the budget")
+    k8s_emulator.settle()
+    assert not k8s_emulator.pdb_violated("ramp")
+    assert k8s_emulator.pdb_min_healthy("ramp") in (3, 4)

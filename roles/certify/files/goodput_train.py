@@ -277,8 +277,9 @@ def main(argv=None):
         log.event("error", message="%s: %s" % (type(err).__name__, err))
         code = EXIT_FAILED
     sys.stdout.flush()
-    # Interrupted on purpose: leave without tearing the process group down, as a crash would.
-    if code == EXIT_INTERRUPTED:
+    # Interrupted on purpose (as a crash would) or failed: leave at once, without tearing the process group
+    # down: destroying a gloo group whose peer is gone can wait forever.
+    if code != 0:
         os._exit(code)  # pylint: disable=protected-access
     return code
 

@@ -93,7 +93,8 @@ class PdbTracker:
             return
         count = len(track.healthy)
         if not track.armed:
-            if count >= track.desired:
+            # A budget that protects nothing yet (desired 0: its pods are not up) is not armed.
+            if track.desired > 0 and count >= track.desired:
                 track.armed = True
                 track.min_healthy = count
             return
@@ -107,6 +108,10 @@ class PdbTracker:
             track = self._tracks.get(namespace, {}).get(name)
             if track is not None and track.desired != desired:
                 track.desired = desired
+                if track.armed and len(track.healthy) < desired:
+                    # desiredHealthy grew (pods were added, e.g. a scale-up): a ramp, not a disruption.
+                    # Re-arm once the healthy count reaches the new desired count.
+                    track.armed = False
                 self._check(track)
 
     def get(self, namespace: str, name: str) -> BudgetTrack | None:
