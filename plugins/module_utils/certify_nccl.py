@@ -13,8 +13,9 @@ Kubernetes nodes):
    returns ``{test_id: RunOutput}``; see :mod:`certify_runners`), once per collective;
 4. every log is parsed with :func:`nccl_results.parse_nccl_output` and judged with
    :mod:`nccl_thresholds`: the absolute floor of the accelerator/scope/collective when one is known,
-   and the fleet of group results of this run (median/MAD; with fewer than ``min_fleet_size``
-   results, ``fraction`` x the best result).  A timed-out, failed or unreadable log fails the test
+   and the fleet of group results of this run: the round's own results plus the passing results of
+   earlier rounds (median/MAD; with fewer than ``min_fleet_size`` results, ``fraction`` x the best
+   result).  A timed-out, failed or unreadable log fails the test
    with its reason;
 5. the outcomes go back into the planner until it is done; a progress callback hears about every
    round.
@@ -402,6 +403,11 @@ class _Judge:
         return judgement, None
 
     def judge(self, tests: Sequence[GroupTest], collective: str, outputs: Mapping[str, Any]) -> Dict[str, CollectiveJudgement]:
+        """Judge one round's outputs of ``collective``.
+
+        The fleet a result is compared with is every usable result of this round plus the *passing* results of
+        earlier rounds: follow-up tests concentrate on suspects, so earlier failures would drag the median down.
+        """
         judged: Dict[str, CollectiveJudgement] = {}
         usable: Dict[str, Tuple[str, float]] = {}
         for test in tests:
@@ -414,12 +420,14 @@ class _Judge:
             judged[test.id] = judgement
             if result is not None and judgement.busbw is not None:
                 scope = "intra-node" if len(test.nodes) == 1 else "multi-node"
-                self.fleet.setdefault((collective, scope), {})[test.id] = judgement.busbw
                 usable[test.id] = (scope, judgement.busbw)
         policy = self.config.thresholds.relative
+        round_fleet: Dict[str, Dict[str, float]] = {}
+        for test_id, (scope, value) in usable.items():
+            round_fleet.setdefault(scope, dict(self.fleet.get((collective, scope), {})))[test_id] = value
         for test_id, (scope, value) in usable.items():
             judgement = judged[test_id]
-            fleet_values = self.fleet[(collective, scope)]
+            fleet_values = round_fleet[scope]
             stats = fleet_stats(fleet_values, policy)
             profile = self.config.thresholds.floor_for(self.accelerator, scope, collective)
             verdict = evaluate(value, profile=profile, fleet=stats, policy=policy, entity=test_id)
@@ -436,7 +444,10 @@ class _Judge:
                         "small for median/MAD)" % (value, policy.fraction, best, limit, len(fleet_values), scope))
                 judgement.notes.append("small fleet: compared with the best of %d results" % len(fleet_values))
             judgement.passed = not judgement.reasons
+        for test_id, (scope, value) in usable.items():
+            judgement = judged[test_id]
             if judgement.passed:
+                self.fleet.setdefault((collective, scope), {})[test_id] = value
                 sizes = self.by_size.setdefault(collective, {})
                 for size, busbw in judgement.bandwidth_by_size.items():
                     sizes.setdefault(size, []).append(busbw)

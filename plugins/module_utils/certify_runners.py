@@ -460,8 +460,9 @@ class KubernetesRunner:
         for pod in pods:
             meta = pod.get("metadata") or {}
             code = _exit_code(pod)
-            where = "pod %s on %s (index %s)" % (meta.get("name"), (pod.get("spec") or {}).get("nodeName") or "no node",
-                                                (meta.get("annotations") or {}).get(INDEX_ANNOTATION, "0"))
+            node = (pod.get("spec") or {}).get("nodeName") or "no node"
+            index = (meta.get("annotations") or {}).get(INDEX_ANNOTATION, "0")
+            where = "pod %s on %s (index %s)" % (meta.get("name"), node, index)
             if timed_out and code is None:
                 stderr.append("%s: %s" % (where, _pending_reason(pod)))
             elif code not in (None, 0) and pod is not launcher:
@@ -481,8 +482,8 @@ class KubernetesRunner:
             if finished == "Failed":
                 conds = [c for c in ((job.get("status") or {}).get("conditions") or []) if c.get("type") == "Failed"]
                 if conds:
-                    stderr.insert(0, "job %s failed: %s %s" % (act.name, conds[0].get("reason") or "",
-                                                                 conds[0].get("message") or "").strip())
+                    why = "%s %s" % (conds[0].get("reason") or "", conds[0].get("message") or "")
+                    stderr.insert(0, "job %s failed: %s" % (act.name, why.strip()))
         return RunOutput(rc=rc, stdout=stdout, stderr="\n".join(stderr), duration_s=round(duration, 3), timed_out=timed_out)
 
     # ------------------------------------------------------------------ main loop
@@ -573,8 +574,8 @@ CERTIFY_NCCL_SPEC.update(
     isolation={"type": "dict", "default": {}},
     timeout_s={"type": "float", "default": 1800.0},
     max_parallel={"type": "int", "default": 0},
-    mpirun={"type": "dict", "default": {}},
-    kubernetes={"type": "dict", "default": {}},
+    mpirun={"type": "dict"},
+    kubernetes={"type": "dict"},
     create_namespace={"type": "bool", "default": True},
     large_message_bytes={"type": "int"},
     ignore_warn_patterns={"type": "list", "elements": "str", "default": []},
@@ -647,9 +648,9 @@ def run_certify_nccl(params: Mapping[str, Any], check_mode: bool = False,
             raise CertifyError("empty target: the hosts runner needs nodes", field="nodes", value=None)
         launch = dict(params.get("mpirun") or {})
         launch.setdefault("timeout_s", timeout_s)
-        if params.get("mpirun") or not validate_only:
+        if params.get("mpirun") is not None or not validate_only:
             validate_hosts_launch(launch, config.collectives)
-    elif params.get("kubernetes") or not validate_only:
+    elif params.get("kubernetes") is not None or not validate_only:
         kube_opts = kube_options_from_params(params.get("kubernetes") or {}, timeout_s=timeout_s, max_parallel=max_parallel)
     base = {"changed": False, "config": config.to_dict(), "runner": runner_kind}
     try:

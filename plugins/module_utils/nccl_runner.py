@@ -391,8 +391,7 @@ class _Running:  # pylint: disable=too-few-public-methods
         if self.error is not None:
             return RunOutput(rc=127, stdout=stdout, stderr=stderr + self.error, duration_s=duration,
                              argv=list(self.command.argv), error=self.error)
-        assert self.proc is not None
-        rc = self.proc.returncode if self.proc.returncode is not None else -signal.SIGKILL
+        rc = self.proc.returncode if self.proc is not None and self.proc.returncode is not None else -signal.SIGKILL
         error = "timed out after %g s" % self.command.timeout_s if self.timed_out else None
         return RunOutput(rc=rc, stdout=stdout, stderr=stderr, duration_s=duration, timed_out=self.timed_out,
                          argv=list(self.command.argv), error=error)

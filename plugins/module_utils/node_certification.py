@@ -366,10 +366,9 @@ def aggregate_certification(data: CertificationInput) -> Dict[str, Any]:
     failed_groups = [{"id": g.get("test") or g.get("id"), "nodes": list(g.get("nodes") or []),
                       "reason": _short("; ".join(g.get("reasons") or []) or g.get("reason") or "")}
                      for g in (nccl.get("failed_groups") or [])]
-    report: Dict[str, Any] = {"nodes": nodes, "categories": sections, "failed_groups": failed_groups,
-                              "link_faults": [{k: v for k, v in link.items() if k in ("domains", "nodes", "evidence", "status",
-                                                                                     "message")}
-                                              for link in (nccl.get("link_faults") or [])],
+    link_keys = ("domains", "nodes", "evidence", "status", "message")
+    links = [{k: v for k, v in link.items() if k in link_keys} for link in (nccl.get("link_faults") or [])]
+    report: Dict[str, Any] = {"nodes": nodes, "categories": sections, "failed_groups": failed_groups, "link_faults": links,
                               "durations": durations}
     if nccl.get("nodes"):
         report["isolation"] = {"rounds": nccl.get("rounds", 0), "tests": nccl.get("test_count", len(nccl.get("tests") or [])),

@@ -95,8 +95,8 @@ options:
         C(<collective>_perf) lives on the hosts), C(slots_per_host), C(args) (C(min_bytes), C(max_bytes), C(step_factor),
         C(gpus), C(iters), C(warmup), C(check), C(extra)), C(env), C(launcher_env), C(mpirun), C(mpirun_args),
         C(allow_run_as_root), C(oversubscribe), C(tag_output).
+      - With O(validate_only=true) they are checked only when given.
     type: dict
-    default: {}
   kubernetes:
     description:
       - Options of the Kubernetes runner - C(image) (required), C(namespace) (default C(dsxos-certify)), C(command),
@@ -104,8 +104,8 @@ options:
         C(host_network) (default true), C(env), C(tolerations), C(service_account), C(image_pull_secrets), C(labels),
         C(resources), C(poll_s), C(keep_jobs), C(ttl_s), C(run_id), C(binary_template) (default C({collective}_perf)),
         C(node_hostnames).
+      - With O(validate_only=true) they are checked only when given.
     type: dict
-    default: {}
   create_namespace:
     description: Create the Kubernetes runner's namespace when it is missing.
     type: bool
@@ -135,6 +135,10 @@ attributes:
   diff_mode:
     description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     support: none
+  action_group:
+    description: Use C(group/dsxos.cluster.k8s) in C(module_defaults) to set defaults for this module.
+    support: full
+    membership: [dsxos.cluster.k8s]
 """
 
 EXAMPLES = r"""

@@ -178,8 +178,9 @@ command:
   returned: always
   type: list
   elements: str
-rc:
-  description: Exit status (negative - killed by that signal; 127 - could not start).
+exit_status:
+  description: Exit status of the test (negative - killed by that signal; 127 - could not start). Not called C(rc), so that
+    Ansible does not fail the task on a failed test; O(fail_on_error) decides.
   returned: when the test ran
   type: int
 timed_out:
@@ -299,8 +300,9 @@ def main():
     ok = parsed.ok and output.ok and not reasons
     parsed.ok = ok
     parsed.reasons = reasons
-    result = dict(base, ok=ok, reasons=reasons, busbw=parsed.large_message_busbw, ranks=parsed.ranks or params["gpus"],
-                  rc=output.rc, timed_out=output.timed_out, duration_s=round(output.duration_s, 3),
+    result = dict(base)
+    result.update(ok=ok, reasons=reasons, busbw=parsed.large_message_busbw, ranks=parsed.ranks or params["gpus"],
+                  exit_status=output.rc, timed_out=output.timed_out, duration_s=round(output.duration_s, 3),
                   result=parsed.to_dict(), log_tail=_tail(text, params["log_tail_chars"]))
     if params["fail_on_error"] and not ok:
         module.fail_json(msg="nccl-tests %s on %s failed: %s" % (collective, host, "; ".join(reasons)), **result)

@@ -36,8 +36,8 @@ options:
     default: []
   results:
     description:
-      - Per-host module results by category, for example C({gpu-health: {host1: <gpu_health result>}}).
-      - Registered results are understood as they are (C(unreachable), C(skipped), C(failed), C(verdict), C(passed),
+      - "Per-host module results by category, for example C({gpu-health: {host1: <gpu_health result>}})."
+      - Registered results are understood as they are (C(unreachable), C(skipped), C(failed), C(verdict), C(passed), C(ok),
         C(result), C(reasons), C(busbw)); a result without a usable verdict fails the node with that reason.
     type: dict
     default: {}

@@ -307,146 +307,43 @@ reason:
   type: str
 """
 
-import os
-import signal
 import socket
 import sys
-import time
-import subprocess
 
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.dsxos.cluster.plugins.module_utils.goodput import GoodputError, evaluate_logs
+from ansible_collections.dsxos.cluster.plugins.module_utils.goodput_launcher import GoodputLaunchError, LaunchConfig, launch_rank
 
-EXIT_INTERRUPTED = 75
-KILL_GRACE_S = 5.0
-
-
-def _kill_group(proc):
-    """SIGTERM the workload's process group, SIGKILL what is left after a grace period."""
-    for sig, wait_s in ((signal.SIGTERM, KILL_GRACE_S), (signal.SIGKILL, KILL_GRACE_S)):
-        try:
-            os.killpg(proc.pid, sig)
-        except ProcessLookupError:
-            return
-        try:
-            proc.wait(timeout=wait_s)
-            return
-        except subprocess.TimeoutExpired:
-            continue
+_LAUNCH_OPTIONS = ("script", "rank", "world_size", "master_addr", "workdir", "master_port", "ifname", "steps", "batch_size",
+                   "hidden", "layers", "checkpoint_every", "interrupt_after", "restart_delay_s", "comm_timeout_s", "timeout_s",
+                   "threads", "extra_args", "clean", "max_log_bytes")
 
 
-def _clean(workdir, rank):
-    ckpt_dir = os.path.join(workdir, "checkpoints")
-    for name in ("goodput-rank%d.log" % rank, "goodput-rank%d.out" % rank):
-        path = os.path.join(workdir, name)
-        if os.path.exists(path):
-            os.unlink(path)
-    if os.path.isdir(ckpt_dir):
-        for name in os.listdir(ckpt_dir):
-            if name.startswith("checkpoint-") or name.startswith("final.pt"):
-                os.unlink(os.path.join(ckpt_dir, name))
-
-
-def _tail_reason(out_path):
-    """The last line of the workload's output that is not an event line (a traceback's last line, an argparse error)."""
-    try:
-        with open(out_path, "r", encoding="utf-8", errors="replace") as handle:
-            lines = [line.strip() for line in handle.read()[-20000:].splitlines() if line.strip()]
-    except OSError:
-        return None
-    events = [line for line in lines if " dsxos-goodput " in line and " event=error " in line]
-    if events:
-        return events[-1].split(" message=", 1)[-1]
-    others = [line for line in lines if " dsxos-goodput " not in line]
-    return others[-1][:500] if others else None
-
-
-def _workload_argv(params, python, attempt, port, log_path, ckpt_dir):
-    steps = params["steps"]
-    interrupt_after = params["interrupt_after"]
-    if interrupt_after is None:
-        interrupt_after = (steps * 3) // 5
-    argv = [
-        python, params["script"], "--rank", str(params["rank"]), "--world-size", str(params["world_size"]),
-        "--master-addr", params["master_addr"], "--master-port", str(port), "--attempt", str(attempt),
-        "--steps", str(steps), "--batch-size", str(params["batch_size"]), "--hidden", str(params["hidden"]),
-        "--layers", str(params["layers"]), "--checkpoint-every", str(params["checkpoint_every"]),
-        "--checkpoint-dir", ckpt_dir, "--interrupt-after", str(interrupt_after), "--log-file", log_path,
-        "--comm-timeout-s", str(params["comm_timeout_s"]), "--threads", str(params["threads"]),
-    ]
-    if params["ifname"]:
-        argv += ["--ifname", params["ifname"]]
-    return argv + list(params["extra_args"])
-
-
-def run_rank(module):
-    """Run attempt 1 and, after an interruption (exit 75), attempt 2 of this host's rank; never raises on workload failure."""
+def _launch_config(module):
     params = module.params
-    rank, world_size = params["rank"], params["world_size"]
-    workdir = params["workdir"]
-    python = params["python"] or sys.executable
-    host = params["host"] or socket.gethostname()
-    if not os.path.isfile(params["script"]):
-        module.fail_json(msg="workload script not found on %s: %s (copy roles/certify/files/goodput_train.py there first)"
-                         % (host, params["script"]))
-    log_path = os.path.join(workdir, "goodput-rank%d.log" % rank)
-    out_path = os.path.join(workdir, "goodput-rank%d.out" % rank)
-    ckpt_dir = os.path.join(workdir, "checkpoints")
+    config = LaunchConfig(python=params["python"] or sys.executable, host=params["host"] or socket.gethostname(),
+                          **{name: params[name] for name in _LAUNCH_OPTIONS})
+    problems = config.problems()
+    if problems:
+        module.fail_json(msg="; ".join(problems))
+    return config
+
+
+def run(module):
+    """Run this host's rank (both attempts); a workload failure is a result unless fail_on=fail."""
+    config = _launch_config(module)
+    if module.check_mode:
+        module.exit_json(changed=True, mode="run", msg="check mode: would run rank %d of %d" % (config.rank, config.world_size),
+                         host=config.host, rank=config.rank, log="", attempt_results=[], timed_out=False, workload_failed=False,
+                         reason=None)
     try:
-        os.makedirs(ckpt_dir, exist_ok=True)
-        if params["clean"]:
-            _clean(workdir, rank)
-    except OSError as err:
-        module.fail_json(msg="cannot prepare workdir %s on %s: %s" % (workdir, host, err.strerror or err))
-    env = dict(os.environ, RANK=str(rank), WORLD_SIZE=str(world_size), MASTER_ADDR=params["master_addr"],
-               PYTHONUNBUFFERED="1", OMP_NUM_THREADS=str(params["threads"]))
-    started = time.monotonic()
-    deadline = started + params["timeout_s"]
-    attempts = []
-    timed_out = False
-    for attempt in (1, 2):
-        port = params["master_port"] + attempt - 1
-        env["MASTER_PORT"] = str(port)
-        argv = _workload_argv(params, python, attempt, port, log_path, ckpt_dir)
-        began = time.monotonic()
-        with open(out_path, "ab") as out:
-            try:
-                proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,  # pylint: disable=consider-using-with
-                                        cwd=workdir, env=env, start_new_session=True)
-            except OSError as err:
-                module.fail_json(msg="cannot start %s on %s: %s" % (python, host, err.strerror or err))
-            try:
-                rc = proc.wait(timeout=max(0.1, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                _kill_group(proc)
-                rc = proc.returncode
-                timed_out = True
-        attempts.append({"attempt": attempt, "rc": rc, "seconds": round(time.monotonic() - began, 3), "port": port})
-        if timed_out or rc != EXIT_INTERRUPTED or attempt == 2:
-            break
-        if params["restart_delay_s"]:
-            time.sleep(params["restart_delay_s"])
-    log = ""
-    try:
-        with open(log_path, "rb") as handle:
-            log = handle.read(params["max_log_bytes"]).decode("utf-8", errors="replace")
-    except OSError:
-        pass
-    last_rc = attempts[-1]["rc"]
-    reason = None
-    if timed_out:
-        reason = "rank %d on %s killed at its timeout of %s s (attempt %d)" % (rank, host, params["timeout_s"], len(attempts))
-    elif last_rc != 0:
-        reason = "rank %d on %s: workload exited with status %s: %s" % (rank, host, last_rc, _tail_reason(out_path) or "no output")
-    result = dict(
-        changed=True, mode="run", host=host, rank=rank, world_size=world_size, log=log, log_path=log_path, output_path=out_path,
-        checkpoint_dir=ckpt_dir, attempt_results=attempts, timed_out=timed_out, timeout_s=params["timeout_s"],
-        workload_failed=reason is not None, reason=reason, elapsed_s=round(time.monotonic() - started, 3),
-        steps=params["steps"],
-    )
-    if reason and params["fail_on"] == "fail":
-        module.fail_json(msg=reason, **result)
+        result = launch_rank(config)
+    except GoodputLaunchError as err:
+        module.fail_json(msg=str(err), error=err.to_dict())
+    result.update(changed=True, mode="run")
+    if result["reason"] and module.params["fail_on"] == "fail":
+        module.fail_json(msg=result["reason"], **result)
     module.exit_json(**result)
 
 
@@ -456,20 +353,22 @@ def _entries(module):
     entries = []
     seen_hosts = set()
     expected_steps = None
-    for index, run in enumerate(params["runs"]):
-        if not run:
+    for index, outcome in enumerate(params["runs"]):
+        if not outcome:
             continue
-        host = run.get("host") or run.get("item") or "run %d" % index
+        if not outcome.get("host") and not outcome.get("log") and params["expected_hosts"]:
+            continue  # a result that names no host (unreachable before the module ran): expected_hosts reports it
+        host = outcome.get("host") or outcome.get("item") or "run %d" % index
         seen_hosts.add(host)
-        entry = {"rank": run.get("rank"), "host": host, "timed_out": bool(run.get("timed_out")), "timeout_s": run.get("timeout_s")}
-        if run.get("steps") and expected_steps is None:
-            expected_steps = run["steps"]
-        if run.get("unreachable"):
-            entry["missing"] = "unreachable: %s" % (run.get("msg") or "host could not be reached")
-        elif run.get("log"):
-            entry["text"] = run["log"]
+        entry = {"rank": outcome.get("rank"), "host": host, "timed_out": bool(outcome.get("timed_out")), "timeout_s": outcome.get("timeout_s")}
+        if outcome.get("steps") and expected_steps is None:
+            expected_steps = outcome["steps"]
+        if outcome.get("unreachable"):
+            entry["missing"] = "unreachable: %s" % (outcome.get("msg") or "host could not be reached")
+        elif outcome.get("log"):
+            entry["text"] = outcome["log"]
         else:
-            entry["missing"] = run.get("reason") or run.get("msg") or "no log returned"
+            entry["missing"] = outcome.get("reason") or outcome.get("msg") or "no log returned"
         entries.append(entry)
     for index, item in enumerate(params["logs"]):
         entry = {"rank": item.get("rank"), "host": item.get("host")}
@@ -548,30 +447,9 @@ def main():
         required_if=[("mode", "run", ("script", "rank", "world_size", "master_addr", "workdir"))],
         supports_check_mode=True,
     )
-    params = module.params
-    if params["mode"] == "evaluate":
+    if module.params["mode"] == "evaluate":
         evaluate(module)
-    problems = []
-    if params["world_size"] < 1 or not 0 <= params["rank"] < params["world_size"]:
-        problems.append("rank %d must be in [0, world_size %d)" % (params["rank"], params["world_size"]))
-    for name in ("steps", "batch_size", "hidden", "layers", "threads", "max_log_bytes"):
-        if params[name] < 1:
-            problems.append("%s must be at least 1 (got %s)" % (name, params[name]))
-    for name in ("checkpoint_every", "restart_delay_s"):
-        if params[name] < 0:
-            problems.append("%s must not be negative (got %s)" % (name, params[name]))
-    if params["interrupt_after"] is not None and not 0 <= params["interrupt_after"] < params["steps"]:
-        problems.append("interrupt_after must be in [0, steps %d) (got %s)" % (params["steps"], params["interrupt_after"]))
-    if params["timeout_s"] <= 0 or params["comm_timeout_s"] <= 0:
-        problems.append("timeout_s and comm_timeout_s must be positive")
-    if not 1 <= params["master_port"] <= 65534:
-        problems.append("master_port must be in [1, 65534] (got %s)" % params["master_port"])
-    if problems:
-        module.fail_json(msg="; ".join(problems))
-    if module.check_mode:
-        module.exit_json(changed=True, mode="run", msg="check mode: would run rank %d of %d" % (params["rank"], params["world_size"]),
-                         log="", attempt_results=[], timed_out=False, workload_failed=False, reason=None)
-    run_rank(module)
+    run(module)
 
 
 if __name__ == "__main__":

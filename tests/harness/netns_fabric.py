@@ -26,8 +26,8 @@ What the fabric gives its users:
 * ``run_in(host, argv)`` (``ip netns exec``) and ``ssh(host, command)``;
 * ``stop()``: kills every process in the namespaces, deletes namespaces, veths and bridge.
 
-Needs root and iproute2, openssh-server, openssh-client, util-linux (``unshare``); the MPI checks also need
-openmpi-bin and libopenmpi-dev. :func:`missing_requirements` names what is missing; nothing is installed here.
+Needs root and iproute2, openssh-server, openssh-client, util-linux (``unshare``), hostname; the MPI checks also
+need openmpi-bin, libopenmpi-dev and gcc (``mpicc`` runs ``gcc``). :func:`missing_requirements` names what is missing; nothing is installed here.
 """
 from __future__ import annotations
 
@@ -62,9 +62,9 @@ SSHD = "/usr/sbin/sshd"
 #: program -> Debian package that provides it
 REQUIRED_PROGRAMS: Dict[str, str] = {
     "ip": "iproute2", "tc": "iproute2", "sshd": "openssh-server", "ssh": "openssh-client",
-    "ssh-keygen": "openssh-client", "unshare": "util-linux",
+    "ssh-keygen": "openssh-client", "unshare": "util-linux", "hostname": "hostname",
 }
-MPI_PROGRAMS: Dict[str, str] = {"mpirun": "openmpi-bin", "mpicc": "libopenmpi-dev"}
+MPI_PROGRAMS: Dict[str, str] = {"mpirun": "openmpi-bin", "mpicc": "libopenmpi-dev", "gcc": "gcc"}
 
 
 class FabricError(RuntimeError):
@@ -361,7 +361,7 @@ class NetnsFabric:  # pylint: disable=too-many-instance-attributes
 
     def _claim_prefix_and_subnet(self) -> None:
         taken = set(list_namespaces()) | set(list_links())
-        for _ in range(100):
+        for _attempt in range(100):
             prefix = "dsx%s" % secrets.token_hex(2)
             if (STATE_DIR / ("%s.json" % prefix)).exists():
                 continue

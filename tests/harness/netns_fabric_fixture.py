@@ -10,7 +10,7 @@
 * ``nccl_standin_dir`` (session): directory of the built stand-in binaries (``all_reduce_perf`` ...).
 
 The fixtures FAIL (they never skip) when the machine lacks root, iproute2, openssh-server/-client, util-linux,
-openmpi-bin or libopenmpi-dev, naming what is missing; they install nothing.
+openmpi-bin, libopenmpi-dev or gcc, naming what is missing; they install nothing.
 
 Use: ``from ansible_collections.dsxos.cluster.tests.harness.netns_fabric_fixture import (netns_fabric,
 netns_fabric_factory, nccl_standin_dir)`` in a test module (``# noqa: F401``), or list the module in ``pytest_plugins``.

@@ -19,6 +19,8 @@ from ansible_collections.dsxos.cluster.tests.harness.netns_fabric_fixture import
 
 #: Small sweep: the fabric runs 8 MPI processes on the CI machine's few cores.
 SWEEP = NcclTestArgs(min_bytes="1M", max_bytes="4M", step_factor=2, iters=3, warmup=1, check=1)
+#: Shorter still for groups behind a slowed link (200 Mbit/s moves 2 MiB in about 0.1 s).
+SHORT = NcclTestArgs(min_bytes="1M", max_bytes="2M", step_factor=2, iters=3, warmup=1, check=1)
 
 PING = """
 - name: Reach every fabric host
@@ -61,7 +63,7 @@ def _standin_pids(fabric, binary_dir):
 
 def test_every_host_answers_ansible_over_ssh(ansible_run, netns_fabric):  # pylint: disable=redefined-outer-name
     assert len(netns_fabric.members) == 8
-    result = ansible_run(PING, inventory=netns_fabric.inventory_path)
+    result = ansible_run(PING, inventory=netns_fabric.inventory_path, extra_args=["-f", "8"])
     assert sorted(result.stats) == sorted(netns_fabric.names)
     for member in netns_fabric.members:
         assert result.task("Ping", member.name)["result"]["ping"] == "pong"
@@ -88,8 +90,8 @@ def test_a_slowed_link_lowers_the_busbw_of_its_group_only(netns_fabric, nccl_sta
     names = netns_fabric.names
     group_a, group_b = names[:4], names[4:]
     netns_fabric.slow_link(group_a[2], rate="200mbit")
-    outs = run_groups({"a": _launch(netns_fabric, nccl_standin_dir, group_a),
-                       "b": _launch(netns_fabric, nccl_standin_dir, group_b)}, max_parallel=2)
+    outs = run_groups({"a": _launch(netns_fabric, nccl_standin_dir, group_a, args=SHORT),
+                       "b": _launch(netns_fabric, nccl_standin_dir, group_b, args=SHORT)}, max_parallel=2)
     busbw = {}
     for test_id, out in outs.items():
         assert out.ok, out.stdout + out.stderr
@@ -100,7 +102,7 @@ def test_a_slowed_link_lowers_the_busbw_of_its_group_only(netns_fabric, nccl_sta
     assert busbw["a"] <= 0.04, busbw
     assert busbw["a"] < 0.5 * busbw["b"], busbw
     netns_fabric.clear_link(group_a[2])
-    healed = run_groups({"a": _launch(netns_fabric, nccl_standin_dir, group_a)})["a"]
+    healed = run_groups({"a": _launch(netns_fabric, nccl_standin_dir, group_a, args=SHORT)})["a"]
     assert healed.ok
     assert parse_nccl_output(healed.stdout).large_message_busbw > 2 * busbw["a"]
 
@@ -137,8 +139,9 @@ def test_fabric_lifecycle_and_leftover_cleanup(tmp_path):
     assert set(namespaces) <= set(list_namespaces())
     assert fabric.bridge in list_links()
     assert fabric.ssh("dsx-h2", "hostname").stdout.strip() == "dsx-h2"
-    assert fabric.run_in("dsx-h1", ["ping", "-c", "1", "-W", "2", fabric.host("dsx-h2").address]).returncode == 0 \
-        or fabric.ssh("dsx-h1", "true").returncode == 0
+    # host to host over the bridge: ssh from inside dsx-h1's namespace to dsx-h2
+    hop = fabric.run_in("dsx-h1", ["ssh", *fabric.ssh_common_args(), fabric.host("dsx-h2").address, "hostname"])
+    assert hop.returncode == 0 and hop.stdout.strip() == "dsx-h2", hop.stderr
     # pretend the owner died: its fabric is a leftover that the next start removes
     dead = subprocess.Popen(["true"])  # pylint: disable=consider-using-with
     dead.wait()

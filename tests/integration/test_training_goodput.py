@@ -96,7 +96,7 @@ def _local_inventory(ghost: bool = False) -> str:
 
 def _free_port_pair() -> int:
     import socket  # pylint: disable=import-outside-toplevel
-    for _ in range(50):
+    for _try in range(50):
         with socket.socket() as first:
             first.bind(("127.0.0.1", 0))
             port = first.getsockname()[1]

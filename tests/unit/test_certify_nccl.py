@@ -4,8 +4,6 @@
 """certify_nccl: the adaptive loop driven by a test-only runner backed by the fabric simulator."""
 from __future__ import annotations
 
-import os
-
 import pytest
 
 from ansible_collections.dsxos.cluster.plugins.module_utils.certify_nccl import (
@@ -15,6 +13,7 @@ from ansible_collections.dsxos.cluster.tests.harness.fabric_sim import FabricSim
 
 RACK = "topology.kubernetes.io/rack"
 NO_FLOORS = {"use_builtin_floors": False}
+GARBAGE = (bytes(range(256)) * 12).decode("latin-1")  # a log full of control characters
 
 
 class SimRunner:
@@ -37,7 +36,7 @@ class SimRunner:
             if self.hang & set(nodes):
                 out[test.id] = RunOutput(rc=-9, stdout="# nccl-tests version 2.13.10\n", duration_s=30.0, timed_out=True)
             elif self.garbage & set(nodes):
-                out[test.id] = RunOutput(rc=0, stdout=os.urandom(3000).decode("latin-1"), duration_s=1.0)
+                out[test.id] = RunOutput(rc=0, stdout=GARBAGE, duration_s=1.0)
             else:
                 out[test.id] = RunOutput(rc=0, stdout=self.sim.run_group(nodes, collective), duration_s=2.0)
         return out
@@ -207,3 +206,38 @@ def test_malformed_thresholds_and_nodes_are_refused():
         nodes_from_params([{"name": "a", "colour": "red"}])
     with pytest.raises(CertifyError, match="empty target"):
         certify_nccl([], validate_config({}), SimRunner(None))
+
+
+def test_hosts_runner_builds_one_mpirun_launch_per_test_with_the_node_addresses():
+    from ansible_collections.dsxos.cluster.plugins.module_utils import nccl_runner  # pylint: disable=import-outside-toplevel
+    from ansible_collections.dsxos.cluster.plugins.module_utils.certify_runners import (  # pylint: disable=import-outside-toplevel
+        HostsRunner, nccl_spec_factory, validate_hosts_launch)
+
+    names, sim, nodes = cluster(count=8)
+    addresses = {n: "10.9.0.%d" % (i + 1) for i, n in enumerate(names)}
+    by_address = {a: n for n, a in addresses.items()}
+    seen = {}
+
+    def fake_run_groups(specs, max_parallel):
+        seen["max_parallel"] = max_parallel
+        out = {}
+        for test_id, spec in specs.items():
+            argv = nccl_runner.build_mpirun_command(spec)
+            seen[test_id] = argv
+            out[test_id] = nccl_runner.RunOutput(rc=0, stdout=sim.run_group([by_address[h] for h in spec.hosts], spec.collective),
+                                                 stderr="", duration_s=1.0)
+        return out
+
+    launch = {"binary_dir": "/opt/nccl-tests", "slots_per_host": 8, "args": {"min_bytes": "1M", "max_bytes": "8G"},
+              "allow_run_as_root": True, "timeout_s": 120}
+    runner = HostsRunner(addresses, launch, max_parallel=2, run_groups=fake_run_groups,
+                         spec_factory=nccl_spec_factory(nccl_runner))
+    data = certify_nccl(nodes, validate_config({"collectives": ["all_gather"]}), runner).to_dict()
+    assert data["result"] == "PASSED" and seen["max_parallel"] == 2
+    argv = seen["r1-screen-001"]
+    assert argv[0] == "mpirun" and "/opt/nccl-tests/all_gather_perf" in argv
+    assert any("10.9.0.1" in arg for arg in argv), argv
+    with pytest.raises(CertifyError, match="mpirun.binary_dir"):
+        validate_hosts_launch({}, ["all_reduce"])
+    with pytest.raises(CertifyError, match="mpirun.args.colour"):
+        validate_hosts_launch({"binary_dir": "/x", "args": {"colour": 1}}, ["all_reduce"])

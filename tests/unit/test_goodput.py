@@ -7,6 +7,8 @@ from __future__ import annotations
 import datetime
 import importlib.util
 import os
+import sys
+import time
 
 import pytest
 
@@ -14,6 +16,7 @@ from ansible_collections.dsxos.cluster.plugins.module_utils.goodput import (
     BUILTIN_PROFILES, GoodputError, GoodputProfileError, compute_goodput, evaluate_logs, parse_goodput_log,
     parse_timestamp, validate_profile,
 )
+from ansible_collections.dsxos.cluster.plugins.module_utils.goodput_launcher import GoodputLaunchError, LaunchConfig, launch_rank
 
 T0 = datetime.datetime(2026, 11, 1, 12, 0, 0, tzinfo=datetime.timezone.utc).timestamp()
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -368,3 +371,67 @@ def test_workload_script_arguments_are_validated():
     with pytest.raises(SystemExit):
         module.parse_args(["--rank", "2", "--world-size", "2", "--checkpoint-dir", "/tmp/x"])
     assert module.interface_for("127.0.0.1") == "lo"
+
+
+FAKE_WORKLOAD = r'''
+import argparse, os, sys, time
+parser = argparse.ArgumentParser()
+for name in ("--rank", "--world-size", "--master-port", "--attempt", "--steps", "--interrupt-after"):
+    parser.add_argument(name, type=int)
+parser.add_argument("--log-file")
+args, _rest = parser.parse_known_args()
+mode = os.environ.get("FAKE_MODE", "interrupt")
+with open(args.log_file, "a") as log:
+    log.write("2026-11-01T12:00:0%dZ dsxos-goodput rank=%d attempt=%d event=start port=%d env_port=%s\n"
+              % (args.attempt, args.rank, args.attempt, args.master_port, os.environ["MASTER_PORT"]))
+if mode == "interrupt" and args.attempt == 1:
+    sys.exit(75)
+if mode == "hang":
+    time.sleep(60)
+if mode == "crash":
+    sys.stderr.write("Traceback (most recent call last):\nModuleNotFoundError: No module named 'torch'\n")
+    sys.exit(3)
+'''
+
+
+def _fake_config(tmp_path, **overrides):
+    script = tmp_path / "fake_train.py"
+    script.write_text(FAKE_WORKLOAD, encoding="utf-8")
+    values = dict(script=str(script), python=sys.executable, host="h0", rank=0, world_size=1, master_addr="127.0.0.1",
+                  workdir=str(tmp_path / "work"), master_port=29700, steps=10, timeout_s=20)
+    values.update(overrides)
+    return LaunchConfig(**values)
+
+
+def test_launcher_restarts_after_the_interruption_on_the_next_port(tmp_path):
+    config = _fake_config(tmp_path)
+    os.makedirs(config.checkpoint_dir)
+    stale = os.path.join(config.checkpoint_dir, "checkpoint-00000005.pt")
+    keep = os.path.join(config.checkpoint_dir, "notes.txt")
+    for path in (stale, keep):
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write("old")
+    result = launch_rank(config, env={"PATH": os.environ.get("PATH", ""), "FAKE_MODE": "interrupt"})
+    assert [(a["attempt"], a["rc"], a["port"]) for a in result["attempt_results"]] == [(1, 75, 29700), (2, 0, 29701)]
+    assert result["workload_failed"] is False and result["reason"] is None and result["interrupt_after"] == 6
+    assert "attempt=1 event=start port=29700 env_port=29700" in result["log"]
+    assert "attempt=2 event=start port=29701 env_port=29701" in result["log"]
+    assert not os.path.exists(stale) and os.path.exists(keep)  # only what the workload writes is cleaned
+
+
+def test_launcher_kills_a_hung_workload_at_its_timeout(tmp_path):
+    began = time.monotonic()
+    result = launch_rank(_fake_config(tmp_path, timeout_s=1.0), env={"PATH": os.environ.get("PATH", ""), "FAKE_MODE": "hang"})
+    assert time.monotonic() - began < 10
+    assert result["timed_out"] is True and result["workload_failed"] is True
+    assert result["reason"] == "rank 0 on h0 killed at its timeout of 1.0 s (attempt 1)"
+    assert result["attempt_results"][0]["rc"] == -15  # SIGTERM
+
+
+def test_launcher_reports_a_crash_and_refuses_bad_setup(tmp_path):
+    result = launch_rank(_fake_config(tmp_path), env={"PATH": os.environ.get("PATH", ""), "FAKE_MODE": "crash"})
+    assert result["reason"] == "rank 0 on h0: workload exited with status 3: ModuleNotFoundError: No module named 'torch'"
+    with pytest.raises(GoodputLaunchError, match="workload script not found on h0"):
+        launch_rank(_fake_config(tmp_path, script=str(tmp_path / "nope.py")))
+    with pytest.raises(GoodputLaunchError, match=r"rank 2 must be in \[0, world_size 2\); interrupt_after must be in \[0, steps 10\)"):
+        launch_rank(_fake_config(tmp_path, rank=2, world_size=2, interrupt_after=10))

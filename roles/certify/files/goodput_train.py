@@ -166,7 +166,7 @@ def atomic_save(torch, state, path):
 def build_model(torch, args):
     layers = []
     width = args.features
-    for _ in range(args.layers):
+    for _layer in range(args.layers):
         layers += [torch.nn.Linear(width, args.hidden), torch.nn.Tanh()]
         width = args.hidden
     layers.append(torch.nn.Linear(width, 1))
