@@ -30,12 +30,8 @@ PING = """
     - name: Ping
       ansible.builtin.ping:
 
-    - name: Host name inside the namespace
-      ansible.builtin.command: hostname
-      changed_when: false
-
-    - name: Addresses inside the namespace
-      ansible.builtin.command: ip -o -4 addr show
+    - name: Host name and addresses inside the namespace
+      ansible.builtin.shell: hostname && ip -o -4 addr show
       changed_when: false
 """
 
@@ -67,8 +63,8 @@ def test_every_host_answers_ansible_over_ssh(ansible_run, netns_fabric):  # pyli
     assert sorted(result.stats) == sorted(netns_fabric.names)
     for member in netns_fabric.members:
         assert result.task("Ping", member.name)["result"]["ping"] == "pong"
-        assert result.task("Host name inside the namespace", member.name)["result"]["stdout"] == member.name
-        addresses = result.task("Addresses inside the namespace", member.name)["result"]["stdout"]
+        name, addresses = result.task("Host name and addresses inside the namespace", member.name)["result"]["stdout"].split("\n", 1)
+        assert name == member.name
         assert "inet %s/24" % member.address in addresses
         assert addresses.count(" inet ") == 2, addresses  # loopback and the veth, nothing else
         assert result.stats[member.name]["failures"] == 0 and result.stats[member.name]["unreachable"] == 0
