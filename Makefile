@@ -12,7 +12,7 @@ DIST      := $(BUILD)/dist
 # The BUILT collection is installed here (tests/conftest.py's symlink for unit tests lives in .build/collections).
 INSTALLED := $(BUILD)/installed
 INVENTORY := $(BUILD)/inventory/localhost.ini
-DEMO_OUT  := $(CURDIR)/out/demo-bundle
+DEMO_OUT  := $(CURDIR)/out/demo
 PYTEST_ARGS ?= -q
 
 # Reinstall the venv only when the requirement files change: the stamp's name carries their hash.
@@ -83,11 +83,10 @@ $(INVENTORY):
 	@mkdir -p $(dir $@)
 	@printf 'localhost ansible_connection=local ansible_python_interpreter=%s\n' "$(BIN)/python" > $@
 
-# The playbook is run from the installed build (playbooks/configure.yml -> dsxos.cluster.configure).
+# The lifecycle demo on the built-in cluster (scripts/demo.sh starts the Kubernetes emulator), run from the
+# installed build of the collection.
 demo: install $(INVENTORY)
-	$(ANSIBLE_ENV) $(BIN)/ansible-playbook -i $(INVENTORY) dsxos.cluster.configure \
-		-e configure_output_dir=$(DEMO_OUT)
-	@echo "demo bundle: $(DEMO_OUT)"
+	scripts/demo.sh $(INSTALLED) $(INVENTORY) $(DEMO_OUT)
 
 bench: venv
 	@shopt -s nullglob; scripts=(bench/[!_]*.py); \

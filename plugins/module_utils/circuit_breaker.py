@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Optional, Sequence
 
 from ansible_collections.dsxos.cluster.plugins.module_utils.k8s_errors import K8sConflict, K8sError, K8sNotFound
+from ansible_collections.dsxos.cluster.plugins.module_utils.k8s_client import ensure_namespace
 from ansible_collections.dsxos.cluster.plugins.module_utils.quarantine_state import default_actor
 from ansible_collections.dsxos.cluster.plugins.module_utils.k8s_names import (
     validate_label_selector, validate_namespace, validate_node_name, validate_subdomain,
@@ -286,6 +287,7 @@ class CircuitBreaker:
                 "metadata": {"name": self.config.name, "namespace": self.config.namespace,
                              "labels": {"app.kubernetes.io/managed-by": "dsxos.cluster", "app.kubernetes.io/component": "circuit-breaker"}}}
         if resource_version is None:
+            ensure_namespace(self.client, self.config.namespace)
             self.client.call("create", "configmaps", self.client.core.create_namespaced_config_map, self.config.namespace, body)
         else:
             body["metadata"]["resourceVersion"] = resource_version

@@ -420,3 +420,23 @@ class KubeClient:  # pylint: disable=too-many-instance-attributes
 def client_from_params(params: Mapping[str, Any], **kwargs: Any) -> KubeClient:
     """``KubeClient(auth_from_params(params))``."""
     return KubeClient(auth_from_params(params), **kwargs)
+
+
+def ensure_namespace(client: KubeClient, name: str, labels: Optional[Mapping[str, str]] = None) -> bool:
+    """Create namespace ``name`` when it does not exist; ``True`` when it was created.
+
+    Used for the collection's own state (locks, circuit breaker, reports) in ``dsxos-system``.
+    A concurrent creation by someone else (409) counts as existing.
+    """
+    try:
+        client.call("get", "namespaces", client.core.read_namespace, name)
+        return False
+    except K8sNotFound:
+        pass
+    body = {"apiVersion": "v1", "kind": "Namespace",
+            "metadata": {"name": name, "labels": dict(labels or {"app.kubernetes.io/managed-by": "dsxos.cluster"})}}
+    try:
+        client.call("create", "namespaces", client.core.create_namespace, body)
+    except K8sConflict:
+        return False
+    return True

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Optional
 
 from ansible_collections.dsxos.cluster.plugins.module_utils.k8s_client import (
-    K8sConflict, K8sError, K8sNotFound, KubeClient, client_from_params,
+    K8sConflict, K8sError, K8sNotFound, KubeClient, client_from_params, ensure_namespace,
 )
 from ansible_collections.dsxos.cluster.plugins.module_utils.k8s_names import K8sInvalidName, validate_namespace, validate_node_name, validate_subdomain
 
@@ -170,16 +170,7 @@ class NodeLock:
         return self.client.to_plain(lease)
 
     def _ensure_namespace(self) -> None:
-        try:
-            self.client.call("get", "namespaces", self.client.core.read_namespace, self.req.namespace)
-            return
-        except K8sNotFound:
-            pass
-        body = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": self.req.namespace, "labels": {LABEL_MANAGED: "dsxos.cluster"}}}
-        try:
-            self.client.call("create", "namespaces", self.client.core.create_namespace, body)
-        except K8sConflict:
-            pass
+        ensure_namespace(self.client, self.req.namespace, {LABEL_MANAGED: "dsxos.cluster"})
 
     def _body(self, current: Optional[Mapping[str, Any]], spec: dict[str, Any], annotations: dict[str, Optional[str]]) -> dict[str, Any]:
         meta: dict[str, Any] = {"name": self.req.lease_name, "namespace": self.req.namespace,

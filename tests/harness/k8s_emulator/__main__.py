@@ -26,9 +26,22 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--time-scale", type=float, default=1.0, help="emulated-delay multiplier (0.01: 30 s grace -> 0.3 s)")
     serve.add_argument("--git-version", default=DEFAULT_GIT_VERSION, help="version reported by /version")
     serve.add_argument("--pods-per-node", type=int, default=0, help="bulk-seed this many Running pods per node")
+    serve.add_argument("--demo-workloads", action="store_true",
+                       help="add a GPU training Deployment and an inference Deployment with PodDisruptionBudgets (for make demo)")
     serve.add_argument("--require-auth", action="store_true", help="reject requests without the kubeconfig's token (401)")
     serve.add_argument("--crds", action="append", default=[], help="YAML file of CustomResourceDefinitions to serve (repeatable)")
     return parser
+
+
+def seed_demo_workloads(emu: Emulator, nodes: int) -> None:
+    """A training job's workers (1 GPU each, spread over the nodes) and an inference service behind a PDB."""
+    emu.add_namespace("training")
+    emu.add_namespace("inference")
+    emu.add_deployment("trainer", namespace="training", replicas=max(2, nodes), labels={"app": "trainer"}, gpu=1, grace_s=30)
+    emu.add_deployment("llm-serve", namespace="inference", replicas=max(3, nodes // 2), labels={"app": "llm-serve"}, gpu=1, grace_s=30)
+    emu.settle()
+    emu.add_pdb("llm-serve", {"app": "llm-serve"}, namespace="inference", max_unavailable=1)
+    emu.add_pdb("trainer", {"app": "trainer"}, namespace="training", max_unavailable="50%")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -42,6 +55,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.pods_per_node:
         emu.seed_pods(args.pods_per_node)
     emu.start()
+    if args.demo_workloads:
+        seed_demo_workloads(emu, args.nodes)
     emu.write_kubeconfig(args.kubeconfig)
     done = threading.Event()
 
