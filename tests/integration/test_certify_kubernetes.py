@@ -169,18 +169,19 @@ def test_aggregation_of_category_results():
                           "c": {"unreachable": True, "msg": "ssh: connect timed out"}, "d": "garbage"},
            "nccl-loopback": {"a": {"ok": True, "busbw": 470.0}, "b": {"ok": True, "busbw": 468.0},
                              "c": {"skipped": True}, "d": {"ok": True, "busbw": 300.0}, "e": {"ok": True, "busbw": 471.0}}}
-    nccl = {"collectives": ["all_reduce"], "nodes": {
+    verdicts = {
         "a": {"status": "healthy", "reason": "passed r1", "busbw": {"all_reduce": 360.0}},
         "b": {"status": "healthy", "reason": "passed r1", "busbw": {"all_reduce": 361.0}},
         "c": {"status": "excluded", "reason": "unreachable"},
         "d": {"status": "inconclusive", "reason": "not resolved"},
         "e": {"status": "faulty", "reason": "failed 3 isolation tests: busbw 120 GB/s", "failed_collectives": ["all_reduce"],
-              "busbw": {"all_reduce": 120.0}}},
-        "bandwidth": {"all_reduce": {"bandwidth_by_size": {"1048576": 14.9}, "per_node": {"a": 360.0, "c": None},
-                                     "threshold": {"floor": None, "relative": {"fraction": 0.9, "mad_z": 3.5}},
-                                     "fleet": {"multi-node": {"median": 359.0}}}},
-        "failed_groups": [{"test": "r1-screen-002", "nodes": ["d", "e"], "reasons": ["all_reduce: busbw 120"]}],
-        "link_faults": [], "rounds": 5, "test_count": 9, "trace": [], "durations": {"total_s": 12.0}}
+              "busbw": {"all_reduce": 120.0}}}
+    bandwidth = {"all_reduce": {"bandwidth_by_size": {"1048576": 14.9}, "per_node": {"a": 360.0, "c": None},
+                                "threshold": {"floor": None, "relative": {"fraction": 0.9, "mad_z": 3.5}},
+                                "fleet": {"multi-node": {"median": 359.0}}}}
+    nccl = {"collectives": ["all_reduce"], "nodes": verdicts, "bandwidth": bandwidth,
+            "failed_groups": [{"test": "r1-screen-002", "nodes": ["d", "e"], "reasons": ["all_reduce: busbw 120"]}],
+            "link_faults": [], "rounds": 5, "test_count": 9, "trace": [], "durations": {"total_s": 12.0}}
     data = validate_input({"nodes": ["a", "b", "c", "d", "e"], "categories": ["gpu-health", "nccl-loopback", "nccl-all-reduce"],
                            "results": raw, "nccl": nccl, "excluded": {"c": "unreachable: ssh timeout"},
                            "started": "2026-01-01T00:00:00Z", "finished": 1767225720})
