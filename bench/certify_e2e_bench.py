@@ -29,7 +29,6 @@ sys.path.insert(0, str(REPO / "tests"))
 import conftest  # noqa: E402,F401  # pylint: disable=unused-import,wrong-import-position
 sys.path.insert(0, str(REPO / "tests" / "integration"))
 
-import yaml  # noqa: E402  # pylint: disable=wrong-import-position
 from playbook_runner import build_and_install, run_playbook  # noqa: E402  # pylint: disable=wrong-import-position
 
 from ansible_collections.dsxos.cluster.tests.harness.nccl_standin.build import build_standin  # noqa: E402
@@ -43,8 +42,8 @@ def one_run(fabric: NetnsFabric, root: Path, binary: Path, work: Path) -> dict:
     (inv_dir / "host_vars").mkdir(parents=True)
     (inv_dir / "hosts.yml").write_text(Path(fabric.inventory_path).read_text(encoding="utf-8"), encoding="utf-8")
     for name in fabric.names:
-        (inv_dir / "host_vars" / f"{name}.yml").write_text(f"certify_recorded_readings: {NVML / 'h100x8_healthy.json'}\n",
-                                                          encoding="utf-8")
+        recording = NVML / "h100x8_healthy.json"
+        (inv_dir / "host_vars" / f"{name}.yml").write_text(f"certify_recorded_readings: {recording}\n", encoding="utf-8")
     extra = {
         "certify_target_group": "gpu_nodes", "certify_categories": ["gpu-health", "nccl-all-reduce"],
         "certify_mpirun": {"binary_dir": str(binary), "launcher_env": fabric.mpirun_env(), "allow_run_as_root": True,

@@ -675,7 +675,8 @@ def run_certify_nccl(params: Mapping[str, Any], check_mode: bool = False,
                         nodes_given=[n.name for n in nodes])
             return base
         if runner_kind == "kubernetes":
-            assert kube_opts is not None
+            if kube_opts is None:
+                raise CertifyError("the kubernetes runner needs its Job options", field="kubernetes", value=None)
             runner: Any = KubernetesRunner(client, kube_opts)
             if params.get("create_namespace", True):
                 runner.ensure_namespace()

@@ -88,7 +88,8 @@ def test_certify_role_names_the_slow_and_the_dbe_host(ansible_run, netns_fabric,
     assert slow in (report_dir / "certify-report.md").read_text(encoding="utf-8")
 
 
-def test_certify_role_under_ansible_runner_publishes_set_stats(installed_collection, netns_fabric, nccl_standin_dir, tmp_path):  # pylint: disable=redefined-outer-name
+def test_certify_role_under_ansible_runner_publishes_set_stats(installed_collection, netns_fabric,  # pylint: disable=redefined-outer-name
+                                                               nccl_standin_dir, tmp_path):  # pylint: disable=redefined-outer-name
     import ansible_runner  # pylint: disable=import-outside-toplevel
 
     dbe = netns_fabric.names[0]
