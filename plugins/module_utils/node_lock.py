@@ -328,8 +328,18 @@ class NodeLock:
             return self._result(True, action, self._write(current, body), message, previous_holder=view["holder"])
         return self._with_conflicts(step)
 
+    def _require_node(self) -> None:
+        """Locks are taken for nodes that exist (a typo must not lock nothing); release works for gone nodes."""
+        try:
+            self.client.call("get", "nodes", self.client.core.read_node, self.req.node)
+        except K8sNotFound:
+            raise K8sNotFound(f"node {self.req.node} not found: no lock taken", verb="get", resource="nodes",
+                              name=self.req.node, status=404, reason="NotFound", server=self.client.server) from None
+
     def run(self) -> dict[str, Any]:
         """Dispatch on ``state``."""
+        if self.req.state in ("acquire", "renew"):
+            self._require_node()
         if self.req.state == "acquire":
             return self.acquire()
         if self.req.state == "renew":

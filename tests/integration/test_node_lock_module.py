@@ -30,6 +30,8 @@ PLAY = """
 
 
 def _vars(emu, **kw):
+    if emu.api.find("v1", "Node", "gpu-node-1") is None:
+        emu.add_nodes(1, "h100-eks", name_prefix="gpu-node-", start_index=1)
     out = {"kubeconfig": emu.kubeconfig_path, "node": "gpu-node-1", "holder": "play-a", "state": "acquire"}
     out.update(kw)
     return out

@@ -23,6 +23,13 @@ from ansible_collections.dsxos.cluster.tests.harness.k8s_emulator.pytest_fixture
 LEASE = ("coordination.k8s.io/v1", "Lease", "dsxos-node-lock-gpu-0", "dsxos-system")
 
 
+@pytest.fixture(autouse=True)
+def _node_exists(request):
+    """Locks are only taken for nodes that exist: give every emulator-backed test its node gpu-0."""
+    if "k8s_emulator" in request.fixturenames:
+        request.getfixturevalue("k8s_emulator").add_nodes(1, "h100-eks", name_prefix="gpu-")
+
+
 def params(emu, **kw):
     out = {"kubeconfig": emu.kubeconfig_path, "node": "gpu-0", "holder": "alice", "purpose": "drain", "reason": "XID 79", "duration_s": 60,
            "retry_backoff_s": 0}

@@ -1,0 +1,168 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, dsxos.cluster contributors
+# Apache License 2.0 (see LICENSE)
+"""Every Kubernetes-facing module fails with a clear message on the failures operators meet.
+
+One playbook per failure mode, with every module as a task (``ignore_errors``), run through real
+ansible-playbook against the emulator: RBAC refusal, API unreachable, exhausted retries, invalid node name,
+unknown node. Each task must fail (never crash with a traceback) and its message must name the problem.
+"""
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+
+import pytest
+
+from ansible_collections.dsxos.cluster.tests.harness.k8s_emulator.pytest_fixture import (  # noqa: F401  pylint: disable=unused-import
+    k8s_emulator, k8s_emulator_factory)
+
+NODE_MODULES = ("node_lock", "node_quarantine", "node_drain", "node_certification")
+ALL_MODULES = ("cluster_snapshot", "bundle_drift", "circuit_breaker") + NODE_MODULES
+
+
+def _playbook(node: str) -> str:
+    """Every Kubernetes module once, acting on ``node`` where it takes one; failures are recorded, not fatal."""
+    return f"""
+- name: Kubernetes modules under a failure
+  hosts: localhost
+  gather_facts: false
+  module_defaults:
+    group/dsxos.cluster.k8s:
+      kubeconfig: "{{{{ kubeconfig }}}}"
+      retries: 1
+      retry_backoff_s: 0.01
+      request_timeout_s: 5
+  tasks:
+    - name: Resolve a recipe for the drift check
+      dsxos.cluster.recipe_resolve:
+        criteria: {{service: eks, accelerator: h100, os: ubuntu, intent: training}}
+      register: resolved
+
+    - name: Render it
+      dsxos.cluster.bundle_render:
+        recipe: "{{{{ resolved.recipe }}}}"
+        dest: "{{{{ bundle_dir }}}}"
+
+    - name: cluster_snapshot
+      dsxos.cluster.cluster_snapshot:
+      ignore_errors: true
+
+    - name: bundle_drift
+      dsxos.cluster.bundle_drift:
+        bundle: "{{{{ bundle_dir }}}}"
+      ignore_errors: true
+
+    - name: circuit_breaker
+      dsxos.cluster.circuit_breaker:
+        action: record
+        nodes: ["{node}"]
+        reason: failure matrix
+      ignore_errors: true
+
+    - name: node_lock
+      dsxos.cluster.node_lock:
+        node: "{node}"
+        holder: failure-matrix
+      ignore_errors: true
+
+    - name: node_quarantine
+      dsxos.cluster.node_quarantine:
+        nodes: ["{node}"]
+        action: cordon
+        reason: failure matrix
+      ignore_errors: true
+
+    - name: node_drain
+      dsxos.cluster.node_drain:
+        nodes: ["{node}"]
+        reason: failure matrix
+        timeout_s: 10
+      ignore_errors: true
+
+    - name: node_certification
+      dsxos.cluster.node_certification:
+        nodes: ["{node}"]
+        categories: [gpu-health]
+        results:
+          gpu-health:
+            "{node}": {{verdict: pass}}
+        label: true
+      ignore_errors: true
+"""
+
+
+def _run(ansible_run, tmp_path: Path, kubeconfig: str, node: str):
+    result = ansible_run(_playbook(node), expect_rc=None,
+                         extra_vars={"kubeconfig": kubeconfig, "bundle_dir": str(tmp_path / "bundle")})
+    assert result.task("Render it")["status"] == "ok", result.describe()
+    assert "Traceback" not in result.stdout + result.stderr, result.describe()
+    return {name: result.task(name) for name in ALL_MODULES}
+
+
+def _assert_failed(records, modules, *needles):
+    for name in modules:
+        record = records[name]
+        assert record["failed"] is True, (name, record)
+        msg = (record.get("msg") or "").lower()
+        assert any(needle.lower() in msg for needle in needles), (name, record.get("msg"))
+
+
+@pytest.fixture
+def cluster(k8s_emulator):  # pylint: disable=redefined-outer-name
+    k8s_emulator.add_nodes(3, "h100-eks")
+    return k8s_emulator
+
+
+def test_rbac_refusal_names_verb_and_resource(ansible_run, cluster, tmp_path):  # pylint: disable=redefined-outer-name
+    cluster.access.deny(verbs=["*"], resources=["*"])
+    node = "ip-10-0-0-0.ec2.internal"
+    records = _run(ansible_run, tmp_path, cluster.kubeconfig_path, node)
+    _assert_failed(records, ALL_MODULES, "forbidden", "403")
+    for name in ALL_MODULES:
+        msg = records[name]["msg"]
+        assert any(res in msg for res in ("nodes", "secrets", "configmaps", "leases", "namespaces", "pods", "version")), (name, msg)
+
+
+def test_api_unreachable_names_the_server(ansible_run, tmp_path):
+    with socket.socket() as sock:  # a port nobody listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(f"""apiVersion: v1
+kind: Config
+clusters: [{{name: gone, cluster: {{server: "http://127.0.0.1:{port}"}}}}]
+users: [{{name: u, user: {{token: t}}}}]
+contexts: [{{name: gone, context: {{cluster: gone, user: u}}}}]
+current-context: gone
+""", encoding="utf-8")
+    records = _run(ansible_run, tmp_path, str(kubeconfig), "ip-10-0-0-0.ec2.internal")
+    _assert_failed(records, ALL_MODULES, f"127.0.0.1:{port}")
+
+
+def test_exhausted_retries_name_the_attempts(ansible_run, cluster, tmp_path):  # pylint: disable=redefined-outer-name
+    node = "ip-10-0-0-0.ec2.internal"
+    cluster.faults.set("/api", error_rate=1.0, error_code=503)
+    cluster.faults.set("/apis", error_rate=1.0, error_code=503)
+    cluster.faults.set("/version", error_rate=1.0, error_code=503)
+    records = _run(ansible_run, tmp_path, cluster.kubeconfig_path, node)
+    _assert_failed(records, ALL_MODULES, "retr", "attempt", "503")
+
+
+def test_invalid_node_name_is_refused_before_any_call(ansible_run, cluster, tmp_path):  # pylint: disable=redefined-outer-name
+    bad = "Bad_Node;rm -rf /"
+    records = _run(ansible_run, tmp_path, cluster.kubeconfig_path, bad)
+    _assert_failed(records, ("circuit_breaker",) + NODE_MODULES, "invalid", "rfc 1123", "not a valid")
+    for name in ("circuit_breaker",) + NODE_MODULES:
+        assert "Bad_Node" in records[name]["msg"], (name, records[name]["msg"])
+    assert cluster.api_calls("patch", "nodes") == 0
+
+
+def test_unknown_node_is_named(ansible_run, cluster, tmp_path):  # pylint: disable=redefined-outer-name
+    ghost = "no-such-node.example.internal"
+    records = _run(ansible_run, tmp_path, cluster.kubeconfig_path, ghost)
+    for name in ("node_quarantine", "node_drain", "node_certification", "node_lock"):
+        record = records[name]
+        assert record["failed"] is True, (name, record)
+        msg = record["msg"].lower()
+        assert ghost in msg and any(word in msg for word in ("not found", "unknown", "does not exist")), (name, record["msg"])
