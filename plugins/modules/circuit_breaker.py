@@ -26,6 +26,7 @@ author:
   - dsxos.cluster contributors (@dsxos)
 extends_documentation_fragment:
   - dsxos.cluster.k8s_auth
+  - dsxos.cluster.circuit_breaker.settings
 options:
   action:
     description: What to do.
@@ -43,30 +44,6 @@ options:
   actor:
     description: Who acts. Default is C($DSXOS_ACTOR), else C(<user>@<host>).
     type: str
-  namespace:
-    description: Namespace of the ConfigMap (must exist).
-    type: str
-    default: dsxos-system
-  name:
-    description: Name of the ConfigMap.
-    type: str
-    default: dsxos-circuit-breaker
-  max_fraction:
-    description: Most quarantines within the window as a fraction of the GPU nodes.
-    type: float
-    default: 0.1
-  max_nodes:
-    description: Most quarantines within the window, absolute.
-    type: int
-    default: 10
-  window_s:
-    description: Sliding window in seconds.
-    type: float
-    default: 3600
-  gpu_node_selector:
-    description: Label selector that counts the GPU nodes.
-    type: str
-    default: nvidia.com/gpu.present=true
 attributes:
   check_mode:
     description: Can run in check_mode and return changed status prediction without modifying target.

@@ -31,6 +31,7 @@ author:
   - dsxos.cluster contributors (@dsxos)
 extends_documentation_fragment:
   - dsxos.cluster.k8s_auth
+  - dsxos.cluster.circuit_breaker
 options:
   nodes:
     description: Names of the nodes to drain.
@@ -102,38 +103,6 @@ options:
     description: Threads sending evictions (shared by all nodes); V(0) derives it from O(qps).
     type: int
     default: 0
-  circuit_breaker:
-    description: Consult a circuit breaker (see M(dsxos.cluster.circuit_breaker)) before cordoning nodes that are not quarantined yet.
-    type: dict
-    suboptions:
-      enabled:
-        description: Whether to consult it.
-        type: bool
-        default: true
-      namespace:
-        description: Namespace of the breaker ConfigMap.
-        type: str
-        default: dsxos-system
-      name:
-        description: Name of the breaker ConfigMap.
-        type: str
-        default: dsxos-circuit-breaker
-      max_fraction:
-        description: Most quarantines within the window as a fraction of the GPU nodes.
-        type: float
-        default: 0.1
-      max_nodes:
-        description: Most quarantines within the window, absolute.
-        type: int
-        default: 10
-      window_s:
-        description: Sliding window in seconds.
-        type: float
-        default: 3600
-      gpu_node_selector:
-        description: Label selector that counts the GPU nodes.
-        type: str
-        default: nvidia.com/gpu.present=true
 attributes:
   check_mode:
     description: Can run in check_mode and return changed status prediction without modifying target.

@@ -32,6 +32,7 @@ author:
   - dsxos.cluster contributors (@dsxos)
 extends_documentation_fragment:
   - dsxos.cluster.k8s_auth
+  - dsxos.cluster.circuit_breaker
 options:
   nodes:
     description: Names of the nodes to act on.
@@ -93,38 +94,6 @@ options:
     description: Number of entries kept in C(dsxos.io/quarantine-history).
     type: int
     default: 20
-  circuit_breaker:
-    description: Consult a circuit breaker before cordoning or tainting nodes that are not quarantined yet.
-    type: dict
-    suboptions:
-      enabled:
-        description: Whether to consult it.
-        type: bool
-        default: true
-      namespace:
-        description: Namespace of the breaker ConfigMap (must exist).
-        type: str
-        default: dsxos-system
-      name:
-        description: Name of the breaker ConfigMap.
-        type: str
-        default: dsxos-circuit-breaker
-      max_fraction:
-        description: Most quarantines within the window as a fraction of the GPU nodes (at least one node).
-        type: float
-        default: 0.1
-      max_nodes:
-        description: Most quarantines within the window, absolute.
-        type: int
-        default: 10
-      window_s:
-        description: Sliding window in seconds.
-        type: float
-        default: 3600
-      gpu_node_selector:
-        description: Label selector that counts the GPU nodes.
-        type: str
-        default: nvidia.com/gpu.present=true
 attributes:
   check_mode:
     description: Can run in check_mode and return changed status prediction without modifying target.
