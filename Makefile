@@ -32,11 +32,15 @@ ANSIBLE_ENV := $(ANSIBLE_BASE_ENV) ANSIBLE_COLLECTIONS_SCAN_SYS_PATH=False
 SANITY_SKIP ?= pslint
 export SANITY_SKIP
 
-.PHONY: help venv build install unit integration sanity lint docs-check test demo bench clean
+.PHONY: help system-deps venv build install unit integration sanity lint docs-check test demo bench clean
 
 help:
 	@echo "make venv | build | install | unit | integration | sanity | lint | docs-check | test | demo | bench | clean"
 	@echo "  test = unit, integration, sanity, lint, docs-check (stops at the first failure); see docs/development.md"
+
+# System packages of the tests (sshd, OpenMPI, iproute2, shellcheck, ...): installed when missing (needs root).
+system-deps:
+	scripts/system_deps.sh
 
 venv: $(STAMP)
 
@@ -71,7 +75,7 @@ lint: install
 docs-check: install
 	$(BIN)/python tests/check_docs.py --collections-path $(INSTALLED)
 
-test: venv
+test: system-deps venv
 	scripts/run_stages.sh \
 		"unit=$(MAKE) unit" \
 		"integration=$(MAKE) integration" \

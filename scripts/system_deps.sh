@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Install the system packages the tests and the demo need, only those missing (Debian/Ubuntu, as root).
+# Usage: scripts/system_deps.sh [--bootstrap]   (--bootstrap: only what `make` itself needs, for .ci/run)
+set -euo pipefail
+
+# command -> Debian package.
+declare -A NEEDED=(
+    [git]=git
+    [make]=make
+    [sha256sum]=coreutils
+)
+if [ "${1:-}" != "--bootstrap" ]; then
+    NEEDED+=(
+        # ansible-test's "shellcheck" sanity test checks scripts/ and .ci/.
+        [shellcheck]=shellcheck
+        # Certify: the multi-host network-namespace fabric (sshd per host, OpenMPI over TCP, tc tbf slow links)
+        [sshd]=openssh-server
+        [ssh]=openssh-client
+        [mpirun]=openmpi-bin
+        [mpicc]=libopenmpi-dev
+        [gcc]=gcc
+        [ip]=iproute2
+        [tc]=iproute2
+    )
+fi
+missing=()
+for cmd in "${!NEEDED[@]}"; do
+    command -v "$cmd" >/dev/null 2>&1 || [ -x "/usr/sbin/$cmd" ] || missing+=("${NEEDED[$cmd]}")
+done
+python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || missing+=(python3-venv)
+[ "${#missing[@]}" -eq 0 ] && exit 0
+if [ "$(id -u)" -ne 0 ]; then
+    echo "missing system packages (${missing[*]}); install them as root (scripts/system_deps.sh does)" >&2
+    exit 1
+fi
+mapfile -t unique < <(printf '%s\n' "${missing[@]}" | sort -u)
+echo "installing system packages: ${unique[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${unique[@]}" </dev/null
