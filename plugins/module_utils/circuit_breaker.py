@@ -66,6 +66,20 @@ def parse_time(text: Any, where: str) -> float:
         raise CircuitBreakerError(f"{where}: expected an RFC 3339 UTC time such as 2026-01-01T00:00:00Z, got {text!r}") from exc
 
 
+#: Argument spec of the breaker's settings: top level in the circuit_breaker module (doc fragment
+#: ``dsxos.cluster.circuit_breaker.settings``) and inside the ``circuit_breaker`` option of the node actions
+#: (``BREAKER_OPTION_SPEC``, doc fragment ``dsxos.cluster.circuit_breaker``).
+BREAKER_SETTINGS_SPEC: dict[str, Any] = dict(
+    namespace=dict(type="str", default=DEFAULT_NAMESPACE),
+    name=dict(type="str", default=DEFAULT_NAME),
+    max_fraction=dict(type="float", default=0.1),
+    max_nodes=dict(type="int", default=10),
+    window_s=dict(type="float", default=3600.0),
+    gpu_node_selector=dict(type="str", default=DEFAULT_GPU_SELECTOR),
+)
+BREAKER_OPTION_SPEC: dict[str, Any] = dict(type="dict", options=dict(enabled=dict(type="bool", default=True), **BREAKER_SETTINGS_SPEC))
+
+
 @dataclass(frozen=True)
 class BreakerConfig:
     """Where the breaker lives and its limits."""

@@ -112,7 +112,7 @@ state:
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
-from ansible_collections.dsxos.cluster.plugins.module_utils.circuit_breaker import circuit_breaker_from_params
+from ansible_collections.dsxos.cluster.plugins.module_utils.circuit_breaker import BREAKER_SETTINGS_SPEC, circuit_breaker_from_params
 from ansible_collections.dsxos.cluster.plugins.module_utils.k8s_client import HAS_KUBERNETES, K8S_AUTH_SPEC, KUBERNETES_IMPORT_ERROR
 from ansible_collections.dsxos.cluster.plugins.module_utils.k8s_errors import K8sError
 
@@ -124,12 +124,7 @@ def main() -> None:
         nodes=dict(type="list", elements="str", default=[]),
         reason=dict(type="str"),
         actor=dict(type="str"),
-        namespace=dict(type="str", default="dsxos-system"),
-        name=dict(type="str", default="dsxos-circuit-breaker"),
-        max_fraction=dict(type="float", default=0.1),
-        max_nodes=dict(type="int", default=10),
-        window_s=dict(type="float", default=3600.0),
-        gpu_node_selector=dict(type="str", default="nvidia.com/gpu.present=true"),
+        **BREAKER_SETTINGS_SPEC,
     )
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
     if not HAS_KUBERNETES:

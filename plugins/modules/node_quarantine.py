@@ -183,6 +183,7 @@ elapsed_s:
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
+from ansible_collections.dsxos.cluster.plugins.module_utils.circuit_breaker import BREAKER_OPTION_SPEC
 from ansible_collections.dsxos.cluster.plugins.module_utils.k8s_client import HAS_KUBERNETES, K8S_AUTH_SPEC, KUBERNETES_IMPORT_ERROR
 from ansible_collections.dsxos.cluster.plugins.module_utils.k8s_errors import K8sError
 from ansible_collections.dsxos.cluster.plugins.module_utils.node_quarantine import node_quarantine_from_params
@@ -206,15 +207,7 @@ def main() -> None:
         fail_on_refused=dict(type="bool", default=False),
         conflict_retries=dict(type="int", default=5),
         history_limit=dict(type="int", default=20),
-        circuit_breaker=dict(type="dict", options=dict(
-            enabled=dict(type="bool", default=True),
-            namespace=dict(type="str", default="dsxos-system"),
-            name=dict(type="str", default="dsxos-circuit-breaker"),
-            max_fraction=dict(type="float", default=0.1),
-            max_nodes=dict(type="int", default=10),
-            window_s=dict(type="float", default=3600.0),
-            gpu_node_selector=dict(type="str", default="nvidia.com/gpu.present=true"),
-        )),
+        circuit_breaker=BREAKER_OPTION_SPEC,
     )
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
     if not HAS_KUBERNETES:
