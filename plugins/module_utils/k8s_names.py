@@ -46,15 +46,20 @@ def _require_str(value: Any, field: str) -> str:
     return value
 
 
+def _validate_dns_name(value: Any, field: str, max_len: int, pattern: Any, kind: str, allowed: str) -> str:
+    """``value`` if it is a string of at most ``max_len`` characters matching ``pattern``, else :class:`K8sInvalidName`."""
+    name = _require_str(value, field)
+    if len(name) > max_len:
+        raise K8sInvalidName(f"{field} is {len(name)} characters long; at most {max_len} are allowed", field, value)
+    if not pattern.match(name):
+        raise K8sInvalidName(f"{field} is not a valid RFC 1123 {kind}: {allowed}, starting and ending with a letter or digit",
+                             field, value)
+    return name
+
+
 def validate_subdomain(value: Any, field: str = "name") -> str:
     """Return ``value`` if it is an RFC 1123 subdomain (lower-case alphanumerics, '-' and '.', <= 253 chars)."""
-    name = _require_str(value, field)
-    if len(name) > MAX_SUBDOMAIN:
-        raise K8sInvalidName(f"{field} is {len(name)} characters long; at most {MAX_SUBDOMAIN} are allowed", field, value)
-    if not _DNS1123_SUBDOMAIN_RE.match(name):
-        raise K8sInvalidName(f"{field} is not a valid RFC 1123 subdomain: lower-case letters, digits, '-' and '.', "
-                             "starting and ending with a letter or digit", field, value)
-    return name
+    return _validate_dns_name(value, field, MAX_SUBDOMAIN, _DNS1123_SUBDOMAIN_RE, "subdomain", "lower-case letters, digits, '-' and '.'")
 
 
 def validate_node_name(name: Any, field: str = "node") -> str:
@@ -64,13 +69,7 @@ def validate_node_name(name: Any, field: str = "node") -> str:
 
 def validate_namespace(name: Any, field: str = "namespace") -> str:
     """Return a valid namespace name (RFC 1123 label, <= 63 chars)."""
-    value = _require_str(name, field)
-    if len(value) > MAX_LABEL:
-        raise K8sInvalidName(f"{field} is {len(value)} characters long; at most {MAX_LABEL} are allowed", field, name)
-    if not _DNS1123_LABEL_RE.match(value):
-        raise K8sInvalidName(f"{field} is not a valid RFC 1123 label: lower-case letters, digits and '-', "
-                             "starting and ending with a letter or digit", field, name)
-    return value
+    return _validate_dns_name(name, field, MAX_LABEL, _DNS1123_LABEL_RE, "label", "lower-case letters, digits and '-'")
 
 
 def validate_label_key(key: Any, field: str = "label key") -> str:

@@ -258,20 +258,15 @@ jobs:
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.dsxos.cluster.plugins.module_utils.entry_point import call_entry
 from ansible_collections.dsxos.cluster.plugins.module_utils.certify_runners import CERTIFY_NCCL_SPEC, run_certify_nccl
-from ansible_collections.dsxos.cluster.plugins.module_utils.recipe_errors import RecipeError
 
 
 def main() -> None:
     # Normally the controller-side action plugin of the same name runs this logic (with per-round progress);
     # the module is its documentation and also works when executed directly.
     module = AnsibleModule(argument_spec=CERTIFY_NCCL_SPEC, supports_check_mode=True)
-    try:
-        result = run_certify_nccl(module.params, module.check_mode)
-    except RecipeError as err:
-        module.fail_json(msg=str(err), error=err.to_dict())
-    except OSError as err:
-        module.fail_json(msg="%s: %s" % (getattr(err, "filename", None) or "I/O error", err.strerror or err))
+    result = call_entry(lambda params, check_mode, diff: run_certify_nccl(params, check_mode), module.params, module.check_mode)
     if result.pop("failed", False):
         module.fail_json(**result)
     module.exit_json(**result)

@@ -100,20 +100,15 @@ elapsed_ms:
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.dsxos.cluster.plugins.module_utils.entry_point import call_entry
 from ansible_collections.dsxos.cluster.plugins.module_utils.configure_phase import RESOLVE_SPEC, run_resolve
-from ansible_collections.dsxos.cluster.plugins.module_utils.recipe_errors import RecipeError
 
 
 def main() -> None:
     # Normally the controller-side action plugin of the same name runs this logic; the module is its
     # documentation and also works when executed directly (recipes and bundles on the executing host).
     module = AnsibleModule(argument_spec=RESOLVE_SPEC, supports_check_mode=True)
-    try:
-        result = run_resolve(module.params, module.check_mode, module._diff)
-    except RecipeError as err:
-        module.fail_json(msg=str(err), error=err.to_dict())
-    except OSError as err:
-        module.fail_json(msg="%s: %s" % (getattr(err, "filename", None) or "I/O error", err.strerror or err))
+    result = call_entry(run_resolve, module.params, module.check_mode, module._diff)
     if result.pop("failed", False):
         module.fail_json(**result)
     module.exit_json(**result)

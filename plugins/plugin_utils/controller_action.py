@@ -16,8 +16,7 @@ from typing import Any, Callable, Dict
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.dsxos.cluster.plugins.module_utils.k8s_errors import K8sError
-from ansible_collections.dsxos.cluster.plugins.module_utils.recipe_errors import RecipeError
+from ansible_collections.dsxos.cluster.plugins.module_utils.entry_point import call_entry
 
 
 class ControllerAction(ActionBase):
@@ -35,13 +34,7 @@ class ControllerAction(ActionBase):
         _validation, tagged = self.validate_argument_spec(argument_spec=self.ARGUMENT_SPEC)
         # Templated values arrive as tagged/unsafe str subclasses: hand plain data to module_utils.
         args = json.loads(json.dumps(tagged, default=str))
-        try:
-            result.update(self.call(args, bool(self._task.check_mode), bool(self._task.diff)))
-        except (RecipeError, K8sError) as err:
-            result.update(failed=True, msg=str(err), error=err.to_dict())
-        except OSError as err:
-            result.update(failed=True, msg="%s: %s" % (getattr(err, "filename", None) or "I/O error", err.strerror or err))
-        result.setdefault("changed", False)
+        result.update(call_entry(self.call, args, bool(self._task.check_mode), bool(self._task.diff)))
         return result
 
 
