@@ -27,11 +27,11 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(REPO, "tests"))
 import conftest  # noqa: E402,F401  # pylint: disable=unused-import,wrong-import-position
 
-from ansible_collections.dsxos.cluster.plugins.module_utils.bundle_render import render_bundle  # noqa: E402
-from ansible_collections.dsxos.cluster.plugins.module_utils.bundle_writer import write_bundle  # noqa: E402
-from ansible_collections.dsxos.cluster.plugins.module_utils.component_values import build_component_bundles  # noqa: E402
-from ansible_collections.dsxos.cluster.plugins.module_utils.recipe_resolver import resolve  # noqa: E402
-from ansible_collections.dsxos.cluster.plugins.module_utils.recipe_store import RecipeStore  # noqa: E402
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.bundle_render import render_bundle  # noqa: E402
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.bundle_writer import write_bundle  # noqa: E402
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.component_values import build_component_bundles  # noqa: E402
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.recipe_resolver import resolve  # noqa: E402
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.recipe_store import RecipeStore  # noqa: E402
 
 DEPLOYER_OPTIONS = {
     "helm": {},

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, dsxos.cluster contributors
 # Apache License 2.0 (see LICENSE)
-"""Benchmark: adaptive fault isolation (plugins/module_utils/isolation_planner.py) on the fabric
+"""Benchmark: adaptive fault isolation (plugins/module_utils/certify/isolation_planner.py) on the fabric
 simulator (tests/harness/fabric_sim.py).
 
 Grid: N in {16, 64, 232, 1024, 4096} nodes (leaf-switch domains of 16 nodes, label
@@ -45,9 +45,9 @@ if COLLECTIONS not in sys.path:
     sys.path.insert(0, COLLECTIONS)
 
 # pylint: disable=wrong-import-position
-from ansible_collections.dsxos.cluster.plugins.module_utils.isolation_planner import (  # noqa: E402
+from ansible_collections.dsxos.cluster.plugins.module_utils.certify.isolation_planner import (  # noqa: E402
     FAULTY, IsolationPlanner)
-from ansible_collections.dsxos.cluster.plugins.module_utils.topology_grouping import (  # noqa: E402
+from ansible_collections.dsxos.cluster.plugins.module_utils.certify.topology_grouping import (  # noqa: E402
     NodeInfo, group_nodes)
 from ansible_collections.dsxos.cluster.tests.harness.fabric_sim import FabricSimulator, OutcomeJudge  # noqa: E402
 

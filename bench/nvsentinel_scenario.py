@@ -44,11 +44,11 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(REPO, "tests"))
 import conftest  # noqa: E402,F401  # pylint: disable=unused-import,wrong-import-position
 
-from ansible_collections.dsxos.cluster.plugins.module_utils.circuit_breaker import BreakerConfig  # noqa: E402
-from ansible_collections.dsxos.cluster.plugins.module_utils.drain_policy import DrainPolicy  # noqa: E402
-from ansible_collections.dsxos.cluster.plugins.module_utils.k8s_client import KubeClient, auth_from_params  # noqa: E402
-from ansible_collections.dsxos.cluster.plugins.module_utils.node_drain import DrainOptions, drain_nodes  # noqa: E402
-from ansible_collections.dsxos.cluster.plugins.module_utils.node_quarantine import QuarantineOptions, run_node_action  # noqa: E402
+from ansible_collections.dsxos.cluster.plugins.module_utils.operate.circuit_breaker import BreakerConfig  # noqa: E402
+from ansible_collections.dsxos.cluster.plugins.module_utils.operate.drain_policy import DrainPolicy  # noqa: E402
+from ansible_collections.dsxos.cluster.plugins.module_utils.kube.client import KubeClient, auth_from_params  # noqa: E402
+from ansible_collections.dsxos.cluster.plugins.module_utils.operate.node_drain import DrainOptions, drain_nodes  # noqa: E402
+from ansible_collections.dsxos.cluster.plugins.module_utils.operate.node_quarantine import QuarantineOptions, run_node_action  # noqa: E402
 
 CLUSTER_NODES = 1500
 PODS_PER_NODE = 15

@@ -12,7 +12,7 @@ from typing import Any, Dict
 
 from ansible.utils.display import Display
 
-from ansible_collections.dsxos.cluster.plugins.module_utils.certify_runners import CERTIFY_NCCL_SPEC, run_certify_nccl
+from ansible_collections.dsxos.cluster.plugins.module_utils.certify.runners import CERTIFY_NCCL_SPEC, run_certify_nccl
 from ansible_collections.dsxos.cluster.plugins.plugin_utils.controller_action import ControllerAction
 
 display = Display()

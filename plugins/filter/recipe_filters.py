@@ -14,11 +14,11 @@ from typing import Any, Callable, Dict, List, Mapping
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.dsxos.cluster.plugins.module_utils.constraints import (
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.constraints import (
     OPERATORS, compare_versions, evaluate_constraints, summarize,
 )
-from ansible_collections.dsxos.cluster.plugins.module_utils.recipe_errors import RecipeError
-from ansible_collections.dsxos.cluster.plugins.module_utils.snapshot import Snapshot, infer_criteria_with_evidence
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.errors import RecipeError
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.snapshot import Snapshot, infer_criteria_with_evidence
 
 #: Word aliases accepted by version_compare, as in ansible.builtin.version.
 _OPERATOR_ALIASES = {"ge": ">=", "le": "<=", "gt": ">", "lt": "<", "eq": "==", "ne": "!=", "=": "=="}
@@ -69,7 +69,7 @@ def constraints_ok(results: Any, missing_is_failure: bool = False) -> bool:
 def deployment_order(graph: Any) -> List[str]:
     """``{name: [dependencyRefs]}`` -> names ordered so dependencies come first."""
     # Imported here so this plugin loads even where the module is unavailable.
-    from ansible_collections.dsxos.cluster.plugins.module_utils.deployment_order import (  # pylint: disable=import-outside-toplevel
+    from ansible_collections.dsxos.cluster.plugins.module_utils.configure.deployment_order import (  # pylint: disable=import-outside-toplevel
         deployment_order as order_components,
     )
     if not isinstance(graph, Mapping):

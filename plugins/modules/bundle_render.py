@@ -134,8 +134,8 @@ elapsed_ms:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.dsxos.cluster.plugins.module_utils.entry_point import call_entry
-from ansible_collections.dsxos.cluster.plugins.module_utils.configure_phase import RENDER_SPEC, run_render
+from ansible_collections.dsxos.cluster.plugins.module_utils.common.entry import call_entry
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.entry import RENDER_SPEC, run_render
 
 
 def main() -> None:

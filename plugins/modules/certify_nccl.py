@@ -258,8 +258,8 @@ jobs:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.dsxos.cluster.plugins.module_utils.entry_point import call_entry
-from ansible_collections.dsxos.cluster.plugins.module_utils.certify_runners import CERTIFY_NCCL_SPEC, run_certify_nccl
+from ansible_collections.dsxos.cluster.plugins.module_utils.common.entry import call_entry
+from ansible_collections.dsxos.cluster.plugins.module_utils.certify.runners import CERTIFY_NCCL_SPEC, run_certify_nccl
 
 
 def main() -> None:

@@ -154,8 +154,8 @@ warnings_in_report:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.dsxos.cluster.plugins.module_utils.entry_point import call_entry
-from ansible_collections.dsxos.cluster.plugins.module_utils.certify_report import CERTIFY_REPORT_SPEC, run_certify_report
+from ansible_collections.dsxos.cluster.plugins.module_utils.common.entry import call_entry
+from ansible_collections.dsxos.cluster.plugins.module_utils.certify.report import CERTIFY_REPORT_SPEC, run_certify_report
 
 
 def main() -> None:

@@ -112,9 +112,9 @@ state:
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
-from ansible_collections.dsxos.cluster.plugins.module_utils.circuit_breaker import BREAKER_SETTINGS_SPEC, circuit_breaker_from_params
-from ansible_collections.dsxos.cluster.plugins.module_utils.k8s_client import HAS_KUBERNETES, K8S_AUTH_SPEC, KUBERNETES_IMPORT_ERROR
-from ansible_collections.dsxos.cluster.plugins.module_utils.k8s_errors import K8sError
+from ansible_collections.dsxos.cluster.plugins.module_utils.operate.circuit_breaker import BREAKER_SETTINGS_SPEC, circuit_breaker_from_params
+from ansible_collections.dsxos.cluster.plugins.module_utils.kube.client import HAS_KUBERNETES, K8S_AUTH_SPEC, KUBERNETES_IMPORT_ERROR
+from ansible_collections.dsxos.cluster.plugins.module_utils.kube.errors import K8sError
 
 
 def main() -> None:

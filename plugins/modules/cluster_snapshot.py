@@ -105,9 +105,9 @@ api_calls:
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
-from ansible_collections.dsxos.cluster.plugins.module_utils.cluster_snapshot import run_cluster_snapshot
-from ansible_collections.dsxos.cluster.plugins.module_utils.k8s_client import HAS_KUBERNETES, K8S_AUTH_SPEC, KUBERNETES_IMPORT_ERROR, K8sError
-from ansible_collections.dsxos.cluster.plugins.module_utils.recipe_errors import RecipeError
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.cluster_snapshot import run_cluster_snapshot
+from ansible_collections.dsxos.cluster.plugins.module_utils.kube.client import HAS_KUBERNETES, K8S_AUTH_SPEC, KUBERNETES_IMPORT_ERROR, K8sError
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.errors import RecipeError
 
 
 def main() -> None:

@@ -101,8 +101,8 @@ snapshot:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.dsxos.cluster.plugins.module_utils.entry_point import call_entry
-from ansible_collections.dsxos.cluster.plugins.module_utils.configure_phase import CONSTRAINT_SPEC, run_constraint_check
+from ansible_collections.dsxos.cluster.plugins.module_utils.common.entry import call_entry
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.entry import CONSTRAINT_SPEC, run_constraint_check
 
 
 def main() -> None:

@@ -170,11 +170,11 @@ import socket
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.dsxos.cluster.plugins.module_utils.dcgm_diag import (
+from ansible_collections.dsxos.cluster.plugins.module_utils.gpu.dcgm_diag import (
     DEFAULT_TIMEOUT_S, DcgmDiagError, build_dcgmi_diag_command, error_report, parse_dcgm_diag,
 )
-from ansible_collections.dsxos.cluster.plugins.module_utils.gpu_health import GpuHealthPolicyError, evaluate, validate_policy
-from ansible_collections.dsxos.cluster.plugins.module_utils.gpu_readings import (
+from ansible_collections.dsxos.cluster.plugins.module_utils.gpu.health_checks import GpuHealthPolicyError, evaluate, validate_policy
+from ansible_collections.dsxos.cluster.plugins.module_utils.gpu.nvml_reader import (
     GpuReadingError, NvmlUnavailableError, RecordedNvml, import_pynvml, read_gpus,
 )
 

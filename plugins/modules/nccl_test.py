@@ -207,10 +207,10 @@ import socket
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.dsxos.cluster.plugins.module_utils.nccl_results import (
+from ansible_collections.dsxos.cluster.plugins.module_utils.certify.nccl_results import (
     DEFAULT_LARGE_MESSAGE_BYTES, canonical_collective, parse_nccl_output,
 )
-from ansible_collections.dsxos.cluster.plugins.module_utils.nccl_runner import (
+from ansible_collections.dsxos.cluster.plugins.module_utils.certify.nccl_runner import (
     LocalLaunch, NcclRunnerError, NcclTestArgs, binary_path, run_one,
 )
 

@@ -147,10 +147,10 @@ failed_nodes:
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
-from ansible_collections.dsxos.cluster.plugins.module_utils.k8s_client import HAS_KUBERNETES, KUBERNETES_IMPORT_ERROR
-from ansible_collections.dsxos.cluster.plugins.module_utils.k8s_errors import K8sError
-from ansible_collections.dsxos.cluster.plugins.module_utils.node_certification import NODE_CERTIFICATION_SPEC, run_node_certification
-from ansible_collections.dsxos.cluster.plugins.module_utils.recipe_errors import RecipeError
+from ansible_collections.dsxos.cluster.plugins.module_utils.kube.client import HAS_KUBERNETES, KUBERNETES_IMPORT_ERROR
+from ansible_collections.dsxos.cluster.plugins.module_utils.kube.errors import K8sError
+from ansible_collections.dsxos.cluster.plugins.module_utils.certify.node_certification import NODE_CERTIFICATION_SPEC, run_node_certification
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.errors import RecipeError
 
 
 def main() -> None:

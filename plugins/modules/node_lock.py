@@ -153,8 +153,8 @@ api_calls:
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
-from ansible_collections.dsxos.cluster.plugins.module_utils.k8s_client import HAS_KUBERNETES, K8S_AUTH_SPEC, KUBERNETES_IMPORT_ERROR, K8sError
-from ansible_collections.dsxos.cluster.plugins.module_utils.node_lock import run_node_lock
+from ansible_collections.dsxos.cluster.plugins.module_utils.kube.client import HAS_KUBERNETES, K8S_AUTH_SPEC, KUBERNETES_IMPORT_ERROR, K8sError
+from ansible_collections.dsxos.cluster.plugins.module_utils.operate.node_lock import run_node_lock
 
 
 def main() -> None:

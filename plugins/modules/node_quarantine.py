@@ -183,10 +183,10 @@ elapsed_s:
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
-from ansible_collections.dsxos.cluster.plugins.module_utils.circuit_breaker import BREAKER_OPTION_SPEC
-from ansible_collections.dsxos.cluster.plugins.module_utils.k8s_client import HAS_KUBERNETES, K8S_AUTH_SPEC, KUBERNETES_IMPORT_ERROR
-from ansible_collections.dsxos.cluster.plugins.module_utils.k8s_errors import K8sError
-from ansible_collections.dsxos.cluster.plugins.module_utils.node_quarantine import node_quarantine_from_params
+from ansible_collections.dsxos.cluster.plugins.module_utils.operate.circuit_breaker import BREAKER_OPTION_SPEC
+from ansible_collections.dsxos.cluster.plugins.module_utils.kube.client import HAS_KUBERNETES, K8S_AUTH_SPEC, KUBERNETES_IMPORT_ERROR
+from ansible_collections.dsxos.cluster.plugins.module_utils.kube.errors import K8sError
+from ansible_collections.dsxos.cluster.plugins.module_utils.operate.node_quarantine import node_quarantine_from_params
 
 
 def main() -> None:

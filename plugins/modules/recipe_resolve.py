@@ -100,8 +100,8 @@ elapsed_ms:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.dsxos.cluster.plugins.module_utils.entry_point import call_entry
-from ansible_collections.dsxos.cluster.plugins.module_utils.configure_phase import RESOLVE_SPEC, run_resolve
+from ansible_collections.dsxos.cluster.plugins.module_utils.common.entry import call_entry
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.entry import RESOLVE_SPEC, run_resolve
 
 
 def main() -> None:

@@ -312,8 +312,8 @@ import sys
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.dsxos.cluster.plugins.module_utils.goodput import GoodputError, evaluate_logs
-from ansible_collections.dsxos.cluster.plugins.module_utils.goodput_launcher import GoodputLaunchError, LaunchConfig, launch_rank
+from ansible_collections.dsxos.cluster.plugins.module_utils.certify.goodput import GoodputError, evaluate_logs
+from ansible_collections.dsxos.cluster.plugins.module_utils.certify.goodput_launcher import GoodputLaunchError, LaunchConfig, launch_rank
 
 _LAUNCH_OPTIONS = ("script", "rank", "world_size", "master_addr", "workdir", "master_port", "ifname", "steps", "batch_size",
                    "hidden", "layers", "checkpoint_every", "interrupt_after", "restart_delay_s", "comm_timeout_s", "timeout_s",

@@ -16,7 +16,7 @@ from typing import Any, Callable, Dict
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.dsxos.cluster.plugins.module_utils.entry_point import call_entry
+from ansible_collections.dsxos.cluster.plugins.module_utils.common.entry import call_entry
 
 
 class ControllerAction(ActionBase):

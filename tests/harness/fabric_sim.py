@@ -333,7 +333,7 @@ def failure_reason(text: str) -> Optional[str]:
 
 def _load_nccl_parser():
     try:
-        from ansible_collections.dsxos.cluster.plugins.module_utils import nccl_results  # pylint: disable=import-outside-toplevel
+        from ansible_collections.dsxos.cluster.plugins.module_utils.certify import nccl_results  # pylint: disable=import-outside-toplevel
     except ImportError:
         return None
     return getattr(nccl_results, "parse_nccl_output", None)
@@ -343,7 +343,7 @@ class OutcomeJudge:
     """Turn simulator text into a planner ``TestOutcome``: failed when the log shows a failure or the
     bus bandwidth is below ``threshold`` x the healthy value for that group size.
 
-    Uses ``plugins/module_utils/nccl_results.parse_nccl_output`` when it exists (``source``
+    Uses ``plugins/module_utils/certify/nccl_results.parse_nccl_output`` when it exists (``source``
     ``nccl_results``), else reads the ``# Avg bus bandwidth`` line (``source`` ``avg-line``).
     """
 
@@ -354,7 +354,7 @@ class OutcomeJudge:
         self.collective = collective
         parser = _load_nccl_parser() if use_nccl_results in (None, True) else None
         if use_nccl_results and parser is None:
-            raise ImportError("plugins/module_utils/nccl_results.py (parse_nccl_output) is not available")
+            raise ImportError("plugins/module_utils/certify/nccl_results.py (parse_nccl_output) is not available")
         self._parser = parser
         self.source = "nccl_results" if parser else "avg-line"
         self._expected: Dict[int, float] = {}
@@ -382,7 +382,7 @@ class OutcomeJudge:
 
     def judge(self, nodes: Sequence[str], text: str):
         """Return a ``TestOutcome`` for ``text`` produced by a run over ``nodes``."""
-        from ansible_collections.dsxos.cluster.plugins.module_utils.isolation_planner import TestOutcome  # pylint: disable=import-outside-toplevel
+        from ansible_collections.dsxos.cluster.plugins.module_utils.certify.isolation_planner import TestOutcome  # pylint: disable=import-outside-toplevel
         value, reason = self._metric(text)
         if reason:
             return TestOutcome(passed=False, reason=reason, busbw=value)
@@ -404,7 +404,7 @@ class OutcomeJudge:
 
     def judge_run(self, run: GroupRun):
         """Fast path without text: the same decision as the ``avg-line`` reading of ``render(run)``."""
-        from ansible_collections.dsxos.cluster.plugins.module_utils.isolation_planner import TestOutcome  # pylint: disable=import-outside-toplevel
+        from ansible_collections.dsxos.cluster.plugins.module_utils.certify.isolation_planner import TestOutcome  # pylint: disable=import-outside-toplevel
         if run.failed:
             return TestOutcome(passed=False, reason="simulated %s failure" % run.status)
         value = run.avg_busbw

@@ -4,7 +4,7 @@
 """dsxos.cluster.bundle_drift through real ansible-playbook runs: render a bundle, seed the emulator, compare."""
 from __future__ import annotations
 
-from ansible_collections.dsxos.cluster.plugins.module_utils.helm_release import build_release_secret
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.helm_release import build_release_secret
 from ansible_collections.dsxos.cluster.tests.harness.k8s_emulator.pytest_fixture import (  # noqa: F401  pylint: disable=unused-import
     k8s_emulator, k8s_emulator_factory)
 

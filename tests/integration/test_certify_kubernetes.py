@@ -14,13 +14,13 @@ import re
 
 import pytest
 
-from ansible_collections.dsxos.cluster.plugins.module_utils.certify_nccl import certify_nccl, nodes_from_params, validate_config
-from ansible_collections.dsxos.cluster.plugins.module_utils.certify_runners import (
+from ansible_collections.dsxos.cluster.plugins.module_utils.certify.nccl_rounds import certify_nccl, nodes_from_params, validate_config
+from ansible_collections.dsxos.cluster.plugins.module_utils.certify.runners import (
     ANNOTATION_COLLECTIVE, ANNOTATION_NODES, INDEX_ANNOTATION, LABEL_JOB, KubernetesRunner, build_job, job_name,
     kube_options_from_params, run_certify_nccl)
-from ansible_collections.dsxos.cluster.plugins.module_utils.certify_nccl import CertifyError
-from ansible_collections.dsxos.cluster.plugins.module_utils.k8s_client import client_from_params
-from ansible_collections.dsxos.cluster.plugins.module_utils.node_certification import (
+from ansible_collections.dsxos.cluster.plugins.module_utils.certify.nccl_rounds import CertifyError
+from ansible_collections.dsxos.cluster.plugins.module_utils.kube.client import client_from_params
+from ansible_collections.dsxos.cluster.plugins.module_utils.certify.node_certification import (
     ANNOTATION_REASON, LABEL_CERTIFIED_AT, LABEL_VALID_UNTIL, LABEL_VERDICT, aggregate_certification, certification_summary,
     normalize_result, run_node_certification, validate_input)
 from ansible_collections.dsxos.cluster.tests.harness.fabric_sim import FabricSimulator

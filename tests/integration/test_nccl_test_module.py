@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import stat
 
-from ansible_collections.dsxos.cluster.plugins.module_utils.nccl_results import parse_nccl_output
+from ansible_collections.dsxos.cluster.plugins.module_utils.certify.nccl_results import parse_nccl_output
 from ansible_collections.dsxos.cluster.tests.harness.netns_fabric_fixture import (  # noqa: F401  pylint: disable=unused-import
     nccl_standin_dir, netns_fabric, netns_fabric_factory)
 

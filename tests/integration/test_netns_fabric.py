@@ -2,7 +2,7 @@
 # Copyright: (c) 2026, dsxos.cluster contributors
 # Apache License 2.0 (see LICENSE)
 """The network-namespace fabric: 8 SSH-reachable hosts, MPI across them with the nccl-tests CPU stand-in,
-slowed links, timeouts and unreachable hosts (tests/harness/netns_fabric.py, plugins/module_utils/nccl_runner.py)."""
+slowed links, timeouts and unreachable hosts (tests/harness/netns_fabric.py, plugins/module_utils/certify/nccl_runner.py)."""
 from __future__ import annotations
 
 import os
@@ -10,8 +10,8 @@ import subprocess
 import time
 from pathlib import Path
 
-from ansible_collections.dsxos.cluster.plugins.module_utils.nccl_results import parse_nccl_output
-from ansible_collections.dsxos.cluster.plugins.module_utils.nccl_runner import MpiLaunch, NcclTestArgs, run_groups
+from ansible_collections.dsxos.cluster.plugins.module_utils.certify.nccl_results import parse_nccl_output
+from ansible_collections.dsxos.cluster.plugins.module_utils.certify.nccl_runner import MpiLaunch, NcclTestArgs, run_groups
 from ansible_collections.dsxos.cluster.tests.harness.netns_fabric import (
     STATE_DIR, NetnsFabric, cleanup_leftovers, list_links, list_namespaces)
 from ansible_collections.dsxos.cluster.tests.harness.netns_fabric_fixture import (  # noqa: F401  pylint: disable=unused-import

@@ -13,9 +13,9 @@ import time
 
 from playbook_runner import _bin, default_inventory, playbook_env  # pylint: disable=import-error
 
-from ansible_collections.dsxos.cluster.plugins.module_utils.drain_policy import DrainPolicy
-from ansible_collections.dsxos.cluster.plugins.module_utils.k8s_client import KubeClient, auth_from_params
-from ansible_collections.dsxos.cluster.plugins.module_utils.node_drain import DrainOptions, drain_nodes
+from ansible_collections.dsxos.cluster.plugins.module_utils.operate.drain_policy import DrainPolicy
+from ansible_collections.dsxos.cluster.plugins.module_utils.kube.client import KubeClient, auth_from_params
+from ansible_collections.dsxos.cluster.plugins.module_utils.operate.node_drain import DrainOptions, drain_nodes
 from ansible_collections.dsxos.cluster.tests.harness.k8s_emulator.pytest_fixture import (  # noqa: F401  pylint: disable=unused-import
     k8s_emulator, k8s_emulator_factory)
 

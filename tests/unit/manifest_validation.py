@@ -28,7 +28,7 @@ import jsonschema
 import kubernetes_validate
 import yaml
 
-from ansible_collections.dsxos.cluster.plugins.module_utils.recipe_model import (
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.recipe_model import (
     ComponentBundle, ComponentRef, Criteria, RecipeResult)
 
 

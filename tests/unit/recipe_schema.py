@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, Tuple
 
-from ansible_collections.dsxos.cluster.plugins.module_utils.recipe_model import (
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.recipe_model import (
     ACCEPTED_API_VERSIONS, COMPONENT_TYPES, CRITERIA_VALUES)
 
 _NAME = {"type": "string", "pattern": r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", "maxLength": 63}

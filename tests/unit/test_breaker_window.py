@@ -8,10 +8,10 @@ import json
 
 import pytest
 
-from ansible_collections.dsxos.cluster.plugins.module_utils.circuit_breaker import (
+from ansible_collections.dsxos.cluster.plugins.module_utils.operate.circuit_breaker import (
     BreakerConfig, BreakerEntry, BreakerState, CircuitBreakerError, decide, format_time, limit_for, parse_time, reset_state,
 )
-from ansible_collections.dsxos.cluster.plugins.module_utils.k8s_names import K8sInvalidName
+from ansible_collections.dsxos.cluster.plugins.module_utils.kube.names import K8sInvalidName
 
 T0 = 1_780_000_000.0
 CFG = BreakerConfig(max_fraction=0.1, max_nodes=10, window_s=3600)

@@ -12,15 +12,15 @@ import os
 import pytest
 import yaml
 
-from ansible_collections.dsxos.cluster.plugins.module_utils.bundle_drift import bundle_drift, detect_deployer, load_bundle
-from ansible_collections.dsxos.cluster.plugins.module_utils.bundle_render import render_bundle
-from ansible_collections.dsxos.cluster.plugins.module_utils.bundle_writer import write_bundle
-from ansible_collections.dsxos.cluster.plugins.module_utils.helm_release import (
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.bundle_drift import bundle_drift, detect_deployer, load_bundle
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.bundle_render import render_bundle
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.bundle_writer import write_bundle
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.helm_release import (
     HelmReleaseDecodeError, build_release_secret, decode_helm_payload, decode_release_secret, encode_helm_payload, latest_release_secret,
 )
-from ansible_collections.dsxos.cluster.plugins.module_utils.k8s_client import client_from_params
-from ansible_collections.dsxos.cluster.plugins.module_utils.recipe_errors import RecipePathError, RecipeSchemaError
-from ansible_collections.dsxos.cluster.plugins.module_utils.values_diff import MASK, MASK_DIFFERS, is_secret_key, mask_pair, values_diff
+from ansible_collections.dsxos.cluster.plugins.module_utils.kube.client import client_from_params
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.errors import RecipePathError, RecipeSchemaError
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.values_diff import MASK, MASK_DIFFERS, is_secret_key, mask_pair, values_diff
 from ansible_collections.dsxos.cluster.tests.harness.k8s_emulator.pytest_fixture import (  # noqa: F401  pylint: disable=unused-import
     k8s_emulator, k8s_emulator_factory)
 

@@ -12,11 +12,11 @@ import subprocess
 import pytest
 import yaml
 
-from ansible_collections.dsxos.cluster.plugins.module_utils import bundle_render
-from ansible_collections.dsxos.cluster.plugins.module_utils.bundle_render import render_bundle
-from ansible_collections.dsxos.cluster.plugins.module_utils.bundle_writer import write_bundle
-from ansible_collections.dsxos.cluster.plugins.module_utils.recipe_errors import RenderError
-from ansible_collections.dsxos.cluster.plugins.module_utils.recipe_model import RecipeResult
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure import bundle_render
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.bundle_render import render_bundle
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.bundle_writer import write_bundle
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.errors import RenderError
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.recipe_model import RecipeResult
 
 import manifest_validation
 from manifest_validation import sample_components, sample_result, validate_objects

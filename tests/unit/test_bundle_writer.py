@@ -9,10 +9,10 @@ import stat
 
 import pytest
 
-from ansible_collections.dsxos.cluster.plugins.module_utils import bundle_writer
-from ansible_collections.dsxos.cluster.plugins.module_utils.bundle_writer import (
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure import bundle_writer
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.bundle_writer import (
     BundleFile, BundleWriteError, write_bundle)
-from ansible_collections.dsxos.cluster.plugins.module_utils.recipe_errors import RecipeError
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.errors import RecipeError
 
 
 def _files(**overrides):

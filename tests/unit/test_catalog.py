@@ -19,15 +19,15 @@ import pytest
 from manifest_validation import SHARED_DIR, load_docs, validate_objects
 from recipe_schema import CUSTOM_RESOURCE_SCHEMAS, MIXIN_SCHEMA, OVERLAY_SCHEMA, REGISTRY_SCHEMA
 
-from ansible_collections.dsxos.cluster.plugins.module_utils.bundle_render import render_bundle
-from ansible_collections.dsxos.cluster.plugins.module_utils.component_values import (
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.bundle_render import render_bundle
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.component_values import (
     build_component_bundles, template_environment)
-from ansible_collections.dsxos.cluster.plugins.module_utils.constraints import parse_constraint, parse_constraint_value
-from ansible_collections.dsxos.cluster.plugins.module_utils.recipe_model import ANY, CRITERIA_FIELDS, CRITERIA_VALUES, RecipeResult
-from ansible_collections.dsxos.cluster.plugins.module_utils.recipe_resolver import (
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.constraints import parse_constraint, parse_constraint_value
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.recipe_model import ANY, CRITERIA_FIELDS, CRITERIA_VALUES, RecipeResult
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.recipe_resolver import (
     inheritance_chain, resolve, validate_inheritance)
-from ansible_collections.dsxos.cluster.plugins.module_utils.recipe_store import RecipeStore
-from ansible_collections.dsxos.cluster.plugins.module_utils.safe_yaml import load_yaml_file, load_yaml_text
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.recipe_store import RecipeStore
+from ansible_collections.dsxos.cluster.plugins.module_utils.common.safe_yaml import load_yaml_file, load_yaml_text
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CATALOG = os.path.join(REPO, "recipes")

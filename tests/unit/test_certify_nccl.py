@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.dsxos.cluster.plugins.module_utils.certify_nccl import (
+from ansible_collections.dsxos.cluster.plugins.module_utils.certify.nccl_rounds import (
     CertifyError, RunOutput, certify_nccl, nodes_from_params, validate_config)
-from ansible_collections.dsxos.cluster.plugins.module_utils.nccl_thresholds import ThresholdConfigError
+from ansible_collections.dsxos.cluster.plugins.module_utils.certify.nccl_thresholds import ThresholdConfigError
 from ansible_collections.dsxos.cluster.tests.harness.fabric_sim import FabricSimulator
 
 RACK = "topology.kubernetes.io/rack"
@@ -209,8 +209,8 @@ def test_malformed_thresholds_and_nodes_are_refused():
 
 
 def test_hosts_runner_builds_one_mpirun_launch_per_test_with_the_node_addresses():
-    from ansible_collections.dsxos.cluster.plugins.module_utils import nccl_runner  # pylint: disable=import-outside-toplevel
-    from ansible_collections.dsxos.cluster.plugins.module_utils.certify_runners import (  # pylint: disable=import-outside-toplevel
+    from ansible_collections.dsxos.cluster.plugins.module_utils.certify import nccl_runner  # pylint: disable=import-outside-toplevel
+    from ansible_collections.dsxos.cluster.plugins.module_utils.certify.runners import (  # pylint: disable=import-outside-toplevel
         HostsRunner, nccl_spec_factory, validate_hosts_launch)
 
     names, sim, nodes = cluster(count=8)

@@ -17,11 +17,11 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from ansible_collections.dsxos.cluster.plugins.module_utils import certify_report as cr
-from ansible_collections.dsxos.cluster.plugins.module_utils.certify_report_html import format_size, to_html
-from ansible_collections.dsxos.cluster.plugins.module_utils.isolation_planner import IsolationPlanner
-from ansible_collections.dsxos.cluster.plugins.module_utils.k8s_client import client_from_params
-from ansible_collections.dsxos.cluster.plugins.module_utils.topology_grouping import NodeInfo
+from ansible_collections.dsxos.cluster.plugins.module_utils.certify import report as cr
+from ansible_collections.dsxos.cluster.plugins.module_utils.certify.report_html import format_size, to_html
+from ansible_collections.dsxos.cluster.plugins.module_utils.certify.isolation_planner import IsolationPlanner
+from ansible_collections.dsxos.cluster.plugins.module_utils.kube.client import client_from_params
+from ansible_collections.dsxos.cluster.plugins.module_utils.certify.topology_grouping import NodeInfo
 from ansible_collections.dsxos.cluster.tests.harness.fabric_sim import SIZES, FabricSimulator, OutcomeJudge
 from ansible_collections.dsxos.cluster.tests.harness.k8s_emulator.pytest_fixture import (  # noqa: F401  pylint: disable=unused-import
     k8s_emulator, k8s_emulator_factory)

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.dsxos.cluster.plugins.module_utils.cluster_snapshot import (
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.cluster_snapshot import (
     collect_cluster_snapshot, node_facts, os_release_of, provider_of, snapshot_from_cluster, summarize_nodes,
 )
-from ansible_collections.dsxos.cluster.plugins.module_utils.constraints import evaluate_constraints
-from ansible_collections.dsxos.cluster.plugins.module_utils.k8s_client import client_from_params
-from ansible_collections.dsxos.cluster.plugins.module_utils.k8s_names import K8sInvalidName
-from ansible_collections.dsxos.cluster.plugins.module_utils.snapshot import Snapshot
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.constraints import evaluate_constraints
+from ansible_collections.dsxos.cluster.plugins.module_utils.kube.client import client_from_params
+from ansible_collections.dsxos.cluster.plugins.module_utils.kube.names import K8sInvalidName
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.snapshot import Snapshot
 from ansible_collections.dsxos.cluster.tests.harness.k8s_emulator.profiles import PROFILES, build_node
 from ansible_collections.dsxos.cluster.tests.harness.k8s_emulator.pytest_fixture import (  # noqa: F401  pylint: disable=unused-import
     k8s_emulator, k8s_emulator_factory)
@@ -107,6 +107,6 @@ def test_bad_selector_is_refused(k8s_emulator):
 def test_pagination(k8s_emulator):
     k8s_emulator.add_nodes(7, "cpu")
     client = client_from_params({"kubeconfig": k8s_emulator.kubeconfig_path})
-    from ansible_collections.dsxos.cluster.plugins.module_utils.cluster_snapshot import list_nodes  # pylint: disable=import-outside-toplevel
+    from ansible_collections.dsxos.cluster.plugins.module_utils.configure.cluster_snapshot import list_nodes  # pylint: disable=import-outside-toplevel
     assert len(list_nodes(client, page_size=3)) == 7
     assert client.stats["list nodes"] >= 3

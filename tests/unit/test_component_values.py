@@ -10,12 +10,12 @@ import pytest
 
 from recipe_tree import RecipeTree, helm_entry, standard_tree
 
-from ansible_collections.dsxos.cluster.plugins.module_utils.component_values import (
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.component_values import (
     build_component_bundles, is_blank_manifest)
-from ansible_collections.dsxos.cluster.plugins.module_utils.recipe_errors import RecipeSchemaError, RenderError
-from ansible_collections.dsxos.cluster.plugins.module_utils.recipe_resolver import resolve
-from ansible_collections.dsxos.cluster.plugins.module_utils.recipe_store import RecipeStore
-from ansible_collections.dsxos.cluster.plugins.module_utils.safe_yaml import load_yaml_text
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.errors import RecipeSchemaError, RenderError
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.recipe_resolver import resolve
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.recipe_store import RecipeStore
+from ansible_collections.dsxos.cluster.plugins.module_utils.common.safe_yaml import load_yaml_text
 
 H100_EKS_TRAINING = {"service": "eks", "accelerator": "h100", "intent": "training"}
 

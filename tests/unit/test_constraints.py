@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.dsxos.cluster.plugins.module_utils.constraints import (
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.constraints import (
     ConstraintResult, ParsedConstraint, VersionFormatError, check_value, compare_versions,
     evaluate_constraint, evaluate_constraints, looks_like_version, parse_constraint, summarize,
 )
-from ansible_collections.dsxos.cluster.plugins.module_utils.recipe_errors import ConstraintError
-from ansible_collections.dsxos.cluster.plugins.module_utils.recipe_model import Constraint
-from ansible_collections.dsxos.cluster.plugins.module_utils.snapshot import Snapshot
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.errors import ConstraintError
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.recipe_model import Constraint
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.snapshot import Snapshot
 
 
 # ----------------------------------------------------------------------------- names

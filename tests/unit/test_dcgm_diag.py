@@ -9,7 +9,7 @@ import os
 
 import pytest
 
-from ansible_collections.dsxos.cluster.plugins.module_utils.dcgm_diag import (
+from ansible_collections.dsxos.cluster.plugins.module_utils.gpu.dcgm_diag import (
     DcgmDiagError, build_dcgmi_diag_command, diag_checks, error_report, normalize_status, parse_dcgm_diag,
 )
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from ansible_collections.dsxos.cluster.plugins.module_utils import deployer_argocd
-from ansible_collections.dsxos.cluster.plugins.module_utils.bundle_render import render_bundle
-from ansible_collections.dsxos.cluster.plugins.module_utils.recipe_errors import RenderError
-from ansible_collections.dsxos.cluster.plugins.module_utils.recipe_model import ComponentBundle
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure import deployer_argocd
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.bundle_render import render_bundle
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.errors import RenderError
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.recipe_model import ComponentBundle
 
 from manifest_validation import KUSTOMIZE_SOURCE, sample_components, sample_result, validate_bundle, validate_objects
 

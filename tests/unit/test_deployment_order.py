@@ -8,8 +8,8 @@ import time
 
 import pytest
 
-from ansible_collections.dsxos.cluster.plugins.module_utils.deployment_order import deployment_order
-from ansible_collections.dsxos.cluster.plugins.module_utils.recipe_errors import DependencyError
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.deployment_order import deployment_order
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.errors import DependencyError
 
 
 def test_dependencies_first_then_alphabetical():

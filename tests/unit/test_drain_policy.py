@@ -11,12 +11,12 @@ from typing import Any
 
 import pytest
 
-from ansible_collections.dsxos.cluster.plugins.module_utils.drain_policy import (
+from ansible_collections.dsxos.cluster.plugins.module_utils.operate.drain_policy import (
     BLOCK, CATALOG_NAMESPACES, DEFAULT_PROTECTED_NAMESPACES, EVICT, SKIP, WAIT, DrainPolicy, classify_pod, parse_eviction_refusal,
     pod_requests_gpu,
 )
-from ansible_collections.dsxos.cluster.plugins.module_utils.recipe_resolver import resolve
-from ansible_collections.dsxos.cluster.plugins.module_utils.recipe_store import RecipeStore
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.recipe_resolver import resolve
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.recipe_store import RecipeStore
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 

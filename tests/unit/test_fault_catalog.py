@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.dsxos.cluster.plugins.module_utils.fault_catalog import (
+from ansible_collections.dsxos.cluster.plugins.module_utils.gpu.fault_catalog import (
     ACTIONS, COMPONENTS, DCGM_ERROR_CATALOG, SEVERITIES, XID_CATALOG, condemns_node, lookup_dcgm_error, lookup_xid,
     strongest_action,
 )

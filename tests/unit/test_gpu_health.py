@@ -13,10 +13,10 @@ import sys
 
 import pytest
 
-from ansible_collections.dsxos.cluster.plugins.module_utils.gpu_health import (
+from ansible_collections.dsxos.cluster.plugins.module_utils.gpu.health_checks import (
     DEFAULT_POLICY, GpuHealthPolicyError, evaluate, validate_policy,
 )
-from ansible_collections.dsxos.cluster.plugins.module_utils.gpu_readings import (
+from ansible_collections.dsxos.cluster.plugins.module_utils.gpu.nvml_reader import (
     READINGS_FORMAT, GpuReadingError, NvmlUnavailableError, RecordedNvml, decode_clock_event_reasons, import_pynvml,
     load_recording, read_gpus, strip_volatile,
 )
@@ -339,7 +339,7 @@ def test_expected_gpu_model():
 
 
 def test_dcgm_report_is_merged_into_the_verdict():
-    from ansible_collections.dsxos.cluster.plugins.module_utils.dcgm_diag import parse_dcgm_diag
+    from ansible_collections.dsxos.cluster.plugins.module_utils.gpu.dcgm_diag import parse_dcgm_diag
 
     with open(os.path.join(DCGM_FIXTURES, "dcgm4_level3_pcie_fail.json"), encoding="utf-8") as handle:
         report = parse_dcgm_diag(handle.read())

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, dsxos.cluster contributors
 # Apache License 2.0 (see LICENSE)
-"""Unit tests for plugins/module_utils/isolation_planner.py, driven by the fabric simulator."""
+"""Unit tests for plugins/module_utils/certify/isolation_planner.py, driven by the fabric simulator."""
 from __future__ import annotations
 
 import json
@@ -9,10 +9,10 @@ import random
 
 import pytest
 
-from ansible_collections.dsxos.cluster.plugins.module_utils.isolation_planner import (
+from ansible_collections.dsxos.cluster.plugins.module_utils.certify.isolation_planner import (
     EXCLUDED, FAILED, FAULTY, HEALTHY, INCOMPLETE, INCONCLUSIVE, PASSED, IsolationConfig, IsolationError,
     IsolationPlanner, TestOutcome)
-from ansible_collections.dsxos.cluster.plugins.module_utils.topology_grouping import NodeInfo
+from ansible_collections.dsxos.cluster.plugins.module_utils.certify.topology_grouping import NodeInfo
 from ansible_collections.dsxos.cluster.tests.harness.fabric_sim import FabricSimulator, OutcomeJudge
 
 LABEL = "network.topology.nvidia.com/block"

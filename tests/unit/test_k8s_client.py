@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, dsxos.cluster contributors
 # Apache License 2.0 (see LICENSE)
-"""The Kubernetes access layer (module_utils/k8s_client.py, k8s_names.py) against the emulator."""
+"""The Kubernetes access layer (module_utils/kube/client.py, k8s_names.py) against the emulator."""
 from __future__ import annotations
 
 import socket
@@ -10,11 +10,11 @@ import time
 
 import pytest
 
-from ansible_collections.dsxos.cluster.plugins.module_utils.k8s_client import (
+from ansible_collections.dsxos.cluster.plugins.module_utils.kube.client import (
     K8S_AUTH_SPEC, K8sAuth, K8sConfigError, K8sConflict, K8sForbidden, K8sNotFound, K8sRetriesExhausted, K8sUnauthorized,
     K8sUnreachable, KubeClient, TokenBucket, auth_from_params, client_from_params,
 )
-from ansible_collections.dsxos.cluster.plugins.module_utils.k8s_names import (
+from ansible_collections.dsxos.cluster.plugins.module_utils.kube.names import (
     K8sInvalidName, validate_label_key, validate_label_selector, validate_label_value, validate_namespace, validate_node_name,
 )
 from ansible_collections.dsxos.cluster.tests.harness.k8s_emulator.pytest_fixture import (  # noqa: F401  pylint: disable=unused-import

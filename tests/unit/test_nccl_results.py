@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, dsxos.cluster contributors
 # Apache License 2.0 (see LICENSE)
-"""Unit tests for plugins/module_utils/nccl_results.py (nccl-tests log parser)."""
+"""Unit tests for plugins/module_utils/certify/nccl_results.py (nccl-tests log parser)."""
 from __future__ import annotations
 
 import os
@@ -10,10 +10,10 @@ import re
 
 import pytest
 
-from ansible_collections.dsxos.cluster.plugins.module_utils.nccl_results import (
+from ansible_collections.dsxos.cluster.plugins.module_utils.certify.nccl_results import (
     COLLECTIVES, NcclResult, busbw_factor, canonical_collective, expected_busbw, parse_nccl_file,
     parse_nccl_output, parse_nccl_runs, split_nccl_runs)
-from ansible_collections.dsxos.cluster.plugins.module_utils.safe_yaml import dump_yaml, load_yaml_text
+from ansible_collections.dsxos.cluster.plugins.module_utils.common.safe_yaml import dump_yaml, load_yaml_text
 
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "nccl")
 GIB = 1 << 30

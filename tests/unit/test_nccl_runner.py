@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, dsxos.cluster contributors
 # Apache License 2.0 (see LICENSE)
-"""Unit tests for plugins/module_utils/nccl_runner.py: command building, validation, parallel runs and timeout kills."""
+"""Unit tests for plugins/module_utils/certify/nccl_runner.py: command building, validation, parallel runs and timeout kills."""
 from __future__ import annotations
 
 import os
@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from ansible_collections.dsxos.cluster.plugins.module_utils.nccl_runner import (
+from ansible_collections.dsxos.cluster.plugins.module_utils.certify.nccl_runner import (
     Command, LocalLaunch, MpiLaunch, NcclRunnerError, NcclTestArgs, binary_name, build_local_command,
     build_mpirun_command, run_groups, run_one, size_to_bytes, validate_env)
 

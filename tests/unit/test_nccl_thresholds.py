@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, dsxos.cluster contributors
 # Apache License 2.0 (see LICENSE)
-"""Unit tests for plugins/module_utils/nccl_thresholds.py (absolute floors and fleet-relative checks)."""
+"""Unit tests for plugins/module_utils/certify/nccl_thresholds.py (absolute floors and fleet-relative checks)."""
 from __future__ import annotations
 
 import os
@@ -9,12 +9,12 @@ import random
 
 import pytest
 
-from ansible_collections.dsxos.cluster.plugins.module_utils.nccl_results import parse_nccl_file
-from ansible_collections.dsxos.cluster.plugins.module_utils.nccl_thresholds import (
+from ansible_collections.dsxos.cluster.plugins.module_utils.certify.nccl_results import parse_nccl_file
+from ansible_collections.dsxos.cluster.plugins.module_utils.certify.nccl_thresholds import (
     BUILTIN_FLOORS, FloorProfile, RelativePolicy, ThresholdConfig, ThresholdConfigError,
     accelerator_from_device_name, evaluate, evaluate_fleet, fleet_stats, load_thresholds_file, scope_of_result,
     validate_thresholds)
-from ansible_collections.dsxos.cluster.plugins.module_utils.recipe_errors import RecipeLoadError
+from ansible_collections.dsxos.cluster.plugins.module_utils.common.errors import YamlLoadError
 
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "nccl")
 H100_INTRA = BUILTIN_FLOORS[("h100-sxm", "intra-node", "all_reduce")]
@@ -282,7 +282,7 @@ def test_load_thresholds_file(tmp_path):
     with pytest.raises(ThresholdConfigError, match=r"fraction must be in \(0, 1\].*thresholds.yml.*field relative.fraction"):
         load_thresholds_file(str(path))
     path.write_text("floors: [unclosed\n")
-    with pytest.raises(RecipeLoadError, match="malformed YAML"):
+    with pytest.raises(YamlLoadError, match="malformed YAML"):
         load_thresholds_file(str(path))
 
 

@@ -9,9 +9,9 @@ import threading
 
 import pytest
 
-from ansible_collections.dsxos.cluster.plugins.module_utils.k8s_client import K8sForbidden, client_from_params
-from ansible_collections.dsxos.cluster.plugins.module_utils.k8s_names import K8sInvalidName
-from ansible_collections.dsxos.cluster.plugins.module_utils.node_lock import (
+from ansible_collections.dsxos.cluster.plugins.module_utils.kube.client import K8sForbidden, client_from_params
+from ansible_collections.dsxos.cluster.plugins.module_utils.kube.names import K8sInvalidName
+from ansible_collections.dsxos.cluster.plugins.module_utils.operate.node_lock import (
     ANN_PREVIOUS, ANN_PURPOSE, ANN_REASON, ANN_RELEASED_BY, NodeLock, NodeLockHeld, NodeLockNotHeld, format_micro_time, run_node_lock,
     validate_request,
 )

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from ansible_collections.dsxos.cluster.plugins.module_utils.k8s_names import K8sInvalidName
-from ansible_collections.dsxos.cluster.plugins.module_utils.quarantine_state import (
+from ansible_collections.dsxos.cluster.plugins.module_utils.kube.names import K8sInvalidName
+from ansible_collections.dsxos.cluster.plugins.module_utils.operate.quarantine_state import (
     ANN_HISTORY, ANN_PRIOR, LABEL_STATE, QuarantineRequest, QuarantineStateError, Taint, check_request, history_patch,
     plan_action,
 )

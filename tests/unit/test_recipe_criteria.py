@@ -8,12 +8,12 @@ import pytest
 
 from recipe_tree import RecipeTree, helm_entry
 
-from ansible_collections.dsxos.cluster.plugins.module_utils.recipe_criteria import (
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.recipe_criteria import (
     criteria_matches, duplicate_criteria, overlay_matches, parse_overlay_criteria, validate_criteria)
-from ansible_collections.dsxos.cluster.plugins.module_utils.recipe_errors import RecipeResolveError, RecipeSchemaError
-from ansible_collections.dsxos.cluster.plugins.module_utils.recipe_model import Criteria
-from ansible_collections.dsxos.cluster.plugins.module_utils.recipe_resolver import resolve
-from ansible_collections.dsxos.cluster.plugins.module_utils.recipe_store import RecipeStore
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.errors import RecipeResolveError, RecipeSchemaError
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.recipe_model import Criteria
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.recipe_resolver import resolve
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.recipe_store import RecipeStore
 
 
 def test_validate_normalizes():

@@ -10,8 +10,8 @@ import pytest
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.dsxos.cluster.plugins.filter.recipe_filters import FilterModule
-from ansible_collections.dsxos.cluster.plugins.module_utils.safe_yaml import load_yaml_file
-from ansible_collections.dsxos.cluster.plugins.module_utils.snapshot import snapshot_from_host_facts
+from ansible_collections.dsxos.cluster.plugins.module_utils.common.safe_yaml import load_yaml_file
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.snapshot import snapshot_from_host_facts
 
 FILTERS = FilterModule().filters()
 FILTER_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "plugins", "filter")

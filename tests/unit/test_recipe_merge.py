@@ -8,10 +8,10 @@ import copy
 
 from recipe_tree import RecipeTree, helm_entry
 
-from ansible_collections.dsxos.cluster.plugins.module_utils.recipe_merge import (
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.recipe_merge import (
     deep_merge, empty_spec, merge_component_ref, merge_spec)
-from ansible_collections.dsxos.cluster.plugins.module_utils.recipe_resolver import resolve
-from ansible_collections.dsxos.cluster.plugins.module_utils.recipe_store import RecipeStore
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.recipe_resolver import resolve
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.recipe_store import RecipeStore
 
 
 def test_deep_merge_maps_recursive_lists_and_scalars_replace_null_kept():

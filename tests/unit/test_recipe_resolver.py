@@ -12,12 +12,12 @@ import pytest
 
 from recipe_tree import RecipeTree, standard_tree
 
-from ansible_collections.dsxos.cluster.plugins.module_utils.recipe_errors import DependencyError, RecipeResolveError
-from ansible_collections.dsxos.cluster.plugins.module_utils.recipe_model import Criteria, RecipeResult
-from ansible_collections.dsxos.cluster.plugins.module_utils.recipe_resolver import (
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.errors import DependencyError, RecipeResolveError
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.recipe_model import Criteria, RecipeResult
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.recipe_resolver import (
     inheritance_chain, matching_overlays, resolve, validate_inheritance)
-from ansible_collections.dsxos.cluster.plugins.module_utils.recipe_store import RecipeStore
-from ansible_collections.dsxos.cluster.plugins.module_utils.safe_yaml import dump_yaml, load_yaml_text
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.recipe_store import RecipeStore
+from ansible_collections.dsxos.cluster.plugins.module_utils.common.safe_yaml import dump_yaml, load_yaml_text
 
 H100_EKS_TRAINING = {"service": "eks", "accelerator": "h100", "intent": "training"}
 

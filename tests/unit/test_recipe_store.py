@@ -10,10 +10,10 @@ import pytest
 
 from recipe_tree import RecipeTree, helm_entry, standard_tree
 
-from ansible_collections.dsxos.cluster.plugins.module_utils.recipe_errors import (
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.errors import (
     RecipeLoadError, RecipePathError, RecipeSchemaError)
-from ansible_collections.dsxos.cluster.plugins.module_utils.recipe_resolver import resolve
-from ansible_collections.dsxos.cluster.plugins.module_utils.recipe_store import RecipeStore, default_builtin_dir
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.recipe_resolver import resolve
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.recipe_store import RecipeStore, default_builtin_dir
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 

@@ -8,11 +8,11 @@ import json
 
 import pytest
 
-from ansible_collections.dsxos.cluster.plugins.module_utils.constraints import evaluate_constraints
-from ansible_collections.dsxos.cluster.plugins.module_utils.recipe_errors import ConstraintError, RecipeSchemaError
-from ansible_collections.dsxos.cluster.plugins.module_utils.recipe_model import Criteria
-from ansible_collections.dsxos.cluster.plugins.module_utils.safe_yaml import dump_yaml, load_yaml_text
-from ansible_collections.dsxos.cluster.plugins.module_utils.snapshot import (
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.constraints import evaluate_constraints
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.errors import ConstraintError, RecipeSchemaError
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.recipe_model import Criteria
+from ansible_collections.dsxos.cluster.plugins.module_utils.common.safe_yaml import dump_yaml, load_yaml_text
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.snapshot import (
     OS_KERNEL, Snapshot, accelerator_from_product, infer_criteria, infer_criteria_with_evidence, os_from_release,
     snapshot_from_aicr, snapshot_from_host_facts, snapshot_from_values, sysctl_path,
 )

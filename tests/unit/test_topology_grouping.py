@@ -1,14 +1,14 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, dsxos.cluster contributors
 # Apache License 2.0 (see LICENSE)
-"""Unit tests for plugins/module_utils/topology_grouping.py."""
+"""Unit tests for plugins/module_utils/certify/topology_grouping.py."""
 from __future__ import annotations
 
 import math
 
 import pytest
 
-from ansible_collections.dsxos.cluster.plugins.module_utils.topology_grouping import (
+from ansible_collections.dsxos.cluster.plugins.module_utils.certify.topology_grouping import (
     GroupingConfig, GroupingError, NodeInfo, group_nodes, natural_key, node_info_from_k8s)
 
 CLIQUE = "nvidia.com/gpu.clique"

@@ -1,0 +1,1020 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, dsxos.cluster contributors
+# Apache License 2.0 (see LICENSE)
+"""The certification report: one validated document, rendered as JSON, JUnit XML, Markdown and HTML,
+stored as files on the controller and optionally in a Kubernetes ConfigMap.
+
+Input (what the certify role assembles; every key is optional unless marked *required*)::
+
+    platform:   {name, service, kubernetes_version}                  strings (numbers are turned into strings)
+    gpu:        {product: str, count_per_node: int >= 0}
+    started:    ISO 8601 date-time (2026-03-01T10:00:00Z)            finished: same, not before ``started``
+    durations:  {total_s: number >= 0 (default finished - started), per_category: {category: seconds},
+                 ansible_overhead_s: number >= 0}
+    nodes:      {node name: {verdict: passed|failed|excluded, reasons: [str] | str,
+                             categories: {category: {status: passed|failed|excluded|skipped,
+                                                     reason: str, value: number, unit: str, duration_s: number}}}}
+    categories: {category: {bandwidth_by_size: {message bytes (int, "1048576" or "1M"): busbw GB/s},
+                            per_node: {node: busbw GB/s},
+                            threshold: {floor, relative_fraction (0..1], median, mad_z, limit: numbers; unit: str}}}
+    failed_groups: [{id, nodes: [str], reason}]
+    isolation:  {rounds: int, tests: int, trace: [event mappings], ...}   (IsolationPlanner.summary() fits as is)
+    link_faults: [{domains: [a, b], nodes: [..], evidence: [..], status: faulty|suspect, message} | str]
+
+Tolerance: the planner's words are accepted as verdicts (healthy = passed, faulty = failed, inconclusive =
+excluded); ``pass``/``ok``/``fail`` likewise for statuses. A node without ``verdict`` gets the worst status of
+its categories, and a node whose category failed is failed whatever its ``verdict`` says. A failed or excluded node
+without reasons gets the reasons of its failed or excluded categories. Unknown keys are ignored and listed in the
+report's ``warnings``. Wrong types, unknown statuses, negative or non-finite numbers and unparsable dates raise
+:class:`CertifyReportError`, whose message names the field (``nodes.gpu-3.categories.nccl.status``) and the value.
+
+Result: ``FAILED`` when a node failed or a link fault is confirmed (status ``faulty``, the default); else
+``INCOMPLETE`` when a node is excluded, a link fault is only ``suspect`` or no node was certified at all; else
+``PASSED``. The report embeds no generation time: the same input renders byte-identical files.
+
+Entry points: :func:`build_report`, :func:`to_json`, :func:`to_junit`, :func:`to_markdown`, ``to_html``
+(from ``certify_report_html``), :func:`render_formats`, :func:`write_report_files`,
+:func:`configmap_payload`, :func:`store_configmap`, :func:`run_certify_report` (+ :data:`CERTIFY_REPORT_SPEC`).
+The JSON layout is documented field by field in docs/certify-report.md and as a JSON Schema in
+docs/schemas/certify-report.schema.json.
+"""
+from __future__ import annotations
+
+import base64
+import gzip
+import hashlib
+import json
+import math
+import os
+import re
+import tempfile
+from datetime import datetime, timezone
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+from xml.sax.saxutils import escape as xml_escape
+from xml.sax.saxutils import quoteattr
+
+from ansible_collections.dsxos.cluster.plugins.module_utils.certify.report_html import format_gbps, format_size, to_html
+from ansible_collections.dsxos.cluster.plugins.module_utils.kube.client import K8S_AUTH_SPEC, K8sError, K8sNotFound, client_from_params
+from ansible_collections.dsxos.cluster.plugins.module_utils.kube.names import validate_namespace, validate_subdomain
+from ansible_collections.dsxos.cluster.plugins.module_utils.certify.errors import CertifyError
+from ansible_collections.dsxos.cluster.plugins.module_utils.certify.topology_grouping import natural_key
+
+SCHEMA_ID = "dsxos.cluster/certify-report/v1"
+PASSED, INCOMPLETE, FAILED = "PASSED", "INCOMPLETE", "FAILED"
+NODE_VERDICTS = ("passed", "failed", "excluded")
+CATEGORY_STATUSES = ("passed", "failed", "excluded", "skipped")
+FORMATS = ("json", "junit", "markdown", "html")
+EXTENSIONS = {"json": ".json", "junit": ".xml", "markdown": ".md", "html": ".html"}
+DEFAULT_BASENAME = "certify-report"
+DEFAULT_COMPRESS_ABOVE_BYTES = 512 * 1024
+#: The API server refuses ConfigMaps above 1 MiB (the whole object); keep room for metadata.
+CONFIGMAP_MAX_BYTES = 1024 * 1024 - 16 * 1024
+MAX_REASON_CHARS = 2000
+LINK_STATUSES = ("faulty", "suspect")
+
+_SYNONYMS = {
+    "pass": "passed", "ok": "passed", "healthy": "passed", "success": "passed",
+    "fail": "failed", "faulty": "failed", "error": "failed",
+    "inconclusive": "excluded", "unreachable": "excluded",
+    "skip": "skipped",
+}
+_SEVERITY = {"passed": 0, "skipped": 0, "excluded": 1, "failed": 2}
+_BASENAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
+_SIZE_RE = re.compile(r"^\s*(\d+)\s*([KMGT]?)(i?B)?\s*$", re.IGNORECASE)
+_SIZE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+_TOP_KEYS = ("platform", "gpu", "started", "finished", "durations", "nodes", "categories", "failed_groups",
+             "isolation", "link_faults")
+_NODE_KEYS = ("verdict", "reasons", "reason", "categories")
+_NODE_CATEGORY_KEYS = ("status", "reason", "value", "unit", "duration_s")
+_CATEGORY_KEYS = ("bandwidth_by_size", "per_node", "threshold")
+_THRESHOLD_NUMBERS = ("floor", "relative_fraction", "median", "mad_z", "limit")
+_XML_ILLEGAL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+
+CERTIFY_REPORT_SPEC: Dict[str, Any] = dict(K8S_AUTH_SPEC)
+CERTIFY_REPORT_SPEC.update(
+    report={"type": "dict", "required": True},
+    dest_dir={"type": "path"},
+    formats={"type": "list", "elements": "str", "choices": list(FORMATS), "default": list(FORMATS)},
+    basename={"type": "str", "default": DEFAULT_BASENAME},
+    configmap={"type": "dict", "options": {
+        "namespace": {"type": "str", "required": True},
+        "name": {"type": "str", "required": True},
+        "compress_above_bytes": {"type": "int", "default": DEFAULT_COMPRESS_ABOVE_BYTES},
+    }},
+)
+
+
+class CertifyReportError(CertifyError):
+    """The report input (or a module option) is malformed; ``field`` is the dotted key, ``value`` the bad value."""
+
+
+# ---------------------------------------------------------------------------------------------- validation helpers
+
+def _mapping(value: Any, field: str) -> Mapping[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise CertifyReportError("must be a mapping, got %s" % type(value).__name__, field=field, value=_short(value))
+    return value
+
+
+def _short(value: Any) -> Any:
+    text = repr(value)
+    return value if len(text) <= 200 else text[:200] + "..."
+
+
+def _text(value: Any, field: str, default: Optional[str] = None, limit: int = MAX_REASON_CHARS) -> Optional[str]:
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        raise CertifyReportError("must be a string, got %s" % type(value).__name__, field=field, value=_short(value))
+    text = str(value)
+    if len(text) > limit:
+        text = text[:limit] + "... (%d characters cut)" % (len(text) - limit)
+    return text
+
+
+def _name(value: Any, field: str, what: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise CertifyReportError("%s must be a non-empty string" % what, field=field, value=_short(value))
+    if len(value) > 253:
+        raise CertifyReportError("%s is longer than 253 characters" % what, field=field, value=_short(value))
+    return value
+
+
+def _number(value: Any, field: str, minimum: Optional[float] = 0.0, optional: bool = True) -> Optional[float]:
+    if value is None and optional:
+        return None
+    if isinstance(value, str):
+        try:
+            value = float(value.strip())
+        except ValueError:
+            raise CertifyReportError("must be a number", field=field, value=_short(value)) from None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise CertifyReportError("must be a number, got %s" % type(value).__name__, field=field, value=_short(value))
+    number = float(value)
+    if not math.isfinite(number):
+        raise CertifyReportError("must be a finite number", field=field, value=value)
+    if minimum is not None and number < minimum:
+        raise CertifyReportError("must be >= %g" % minimum, field=field, value=value)
+    return round(number, 6)
+
+
+def _count(value: Any, field: str) -> Optional[int]:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) and not (isinstance(value, str) and value.strip().isdigit()):
+        raise CertifyReportError("must be a non-negative integer", field=field, value=_short(value))
+    number = int(value)
+    if number < 0:
+        raise CertifyReportError("must be a non-negative integer", field=field, value=value)
+    return number
+
+
+def _status(value: Any, field: str, allowed: Sequence[str]) -> str:
+    if not isinstance(value, str):
+        raise CertifyReportError("must be one of %s" % ", ".join(allowed), field=field, value=_short(value))
+    word = value.strip().lower()
+    word = _SYNONYMS.get(word, word)
+    if word not in allowed:
+        raise CertifyReportError("must be one of %s" % ", ".join(allowed), field=field, value=value)
+    return word
+
+
+def _timestamp(value: Any, field: str) -> Tuple[Optional[str], Optional[datetime]]:
+    if value is None or value == "":
+        return None, None
+    if not isinstance(value, str):
+        raise CertifyReportError("must be an ISO 8601 date-time string", field=field, value=_short(value))
+    try:
+        parsed = datetime.fromisoformat(value.strip())
+    except ValueError:
+        raise CertifyReportError("is not an ISO 8601 date-time (e.g. 2026-03-01T10:00:00Z)", field=field, value=value) from None
+    return value.strip(), parsed
+
+
+def _message_size(key: Any, field: str) -> int:
+    if isinstance(key, bool):
+        raise CertifyReportError("message size must be a byte count", field=field, value=key)
+    if isinstance(key, int):
+        size = key
+    elif isinstance(key, float) and key.is_integer():
+        size = int(key)
+    else:
+        match = _SIZE_RE.match(str(key))
+        if not match:
+            raise CertifyReportError("message size must be a byte count such as 1048576 or 1M", field=field, value=_short(key))
+        size = int(match.group(1)) * _SIZE_UNITS[match.group(2).upper()]
+    if size <= 0:
+        raise CertifyReportError("message size must be positive", field=field, value=key)
+    return size
+
+
+def _reasons(value: Any, field: str) -> List[str]:
+    if value is None:
+        return []
+    if isinstance(value, (str, int, float)) and not isinstance(value, bool):
+        value = [value]
+    if not isinstance(value, (list, tuple)):
+        raise CertifyReportError("must be a list of strings", field=field, value=_short(value))
+    out = []
+    for index, item in enumerate(value):
+        text = _text(item, "%s[%d]" % (field, index))
+        if text and text not in out:
+            out.append(text)
+    return out
+
+
+def _plain(value: Any, field: str) -> Any:
+    try:
+        return json.loads(json.dumps(value, allow_nan=False))
+    except (TypeError, ValueError) as err:
+        raise CertifyReportError("must be plain JSON data (%s)" % err, field=field, value=_short(value)) from None
+
+
+def _unknown(data: Mapping[str, Any], allowed: Iterable[str], prefix: str, warnings: List[str]) -> None:
+    for key in data:
+        if key not in allowed:
+            warnings.append("unknown key %s%s ignored" % (prefix, key))
+
+
+def _worst(statuses: Iterable[str]) -> Optional[str]:
+    worst: Optional[str] = None
+    for status in statuses:
+        if worst is None or _SEVERITY[status] > _SEVERITY[worst]:
+            worst = status
+    return worst
+
+
+# ---------------------------------------------------------------------------------------------- sections
+
+def _platform(raw: Any, warnings: List[str]) -> Dict[str, Optional[str]]:
+    data = _mapping(raw, "platform")
+    _unknown(data, ("name", "service", "kubernetes_version"), "platform.", warnings)
+    return {key: _text(data.get(key), "platform.%s" % key, limit=200) for key in ("name", "service", "kubernetes_version")}
+
+
+def _gpu(raw: Any, warnings: List[str]) -> Dict[str, Any]:
+    data = _mapping(raw, "gpu")
+    _unknown(data, ("product", "count_per_node"), "gpu.", warnings)
+    return {"product": _text(data.get("product"), "gpu.product", limit=200),
+            "count_per_node": _count(data.get("count_per_node"), "gpu.count_per_node")}
+
+
+def _node_category(raw: Any, field: str, warnings: List[str]) -> Dict[str, Any]:
+    if isinstance(raw, str):
+        raw = {"status": raw}
+    data = _mapping(raw, field)
+    _unknown(data, _NODE_CATEGORY_KEYS, field + ".", warnings)
+    if "status" not in data:
+        raise CertifyReportError("status is required (one of %s)" % ", ".join(CATEGORY_STATUSES), field=field + ".status")
+    return {"status": _status(data.get("status"), field + ".status", CATEGORY_STATUSES),
+            "reason": _text(data.get("reason"), field + ".reason", default=""),
+            "value": _number(data.get("value"), field + ".value", minimum=None),
+            "unit": _text(data.get("unit"), field + ".unit", limit=32),
+            "duration_s": _number(data.get("duration_s"), field + ".duration_s")}
+
+
+def _node(name: str, raw: Any, warnings: List[str]) -> Dict[str, Any]:
+    field = "nodes.%s" % name
+    data = _mapping(raw, field)
+    _unknown(data, _NODE_KEYS, field + ".", warnings)
+    categories: Dict[str, Dict[str, Any]] = {}
+    for cat, entry in _mapping(data.get("categories"), field + ".categories").items():
+        _name(cat, field + ".categories", "category name")
+        categories[cat] = _node_category(entry, "%s.categories.%s" % (field, cat), warnings)
+    given = None if data.get("verdict") is None else _status(data.get("verdict"), field + ".verdict", NODE_VERDICTS)
+    derived = _worst(c["status"] for c in categories.values())
+    candidates = [s for s in (given, derived) if s is not None]
+    verdict = _worst(candidates) if candidates else None
+    if verdict is None:
+        raise CertifyReportError("has neither a verdict nor category results", field=field + ".verdict")
+    if verdict == "skipped":
+        verdict = "passed"
+    reasons = _reasons(data.get("reasons"), field + ".reasons") + _reasons(data.get("reason"), field + ".reason")
+    if verdict != "passed" and not reasons:
+        reasons = ["%s: %s" % (cat, c["reason"] or c["status"]) for cat, c in categories.items() if c["status"] == verdict]
+        if not reasons:
+            reasons = ["%s without a recorded reason" % verdict]
+    if given is not None and given != verdict:
+        warnings.append("node %s: verdict %s overridden by its category results (%s)" % (name, given, verdict))
+    return {"verdict": verdict, "reasons": reasons, "categories": categories}
+
+
+def _threshold(raw: Any, field: str, warnings: List[str]) -> Dict[str, Any]:
+    data = _mapping(raw, field)
+    _unknown(data, _THRESHOLD_NUMBERS + ("unit",), field + ".", warnings)
+    out: Dict[str, Any] = {key: _number(data.get(key), "%s.%s" % (field, key)) for key in _THRESHOLD_NUMBERS}
+    fraction = out["relative_fraction"]
+    if fraction is not None and not 0 < fraction <= 1:
+        raise CertifyReportError("must be in (0, 1]", field=field + ".relative_fraction", value=fraction)
+    if out["limit"] is None:
+        bounds = [b for b in (out["floor"], fraction * out["median"] if fraction is not None and out["median"] is not None else None)
+                  if b is not None]
+        out["limit"] = round(max(bounds), 6) if bounds else None
+    out["unit"] = _text(data.get("unit"), field + ".unit", default="GB/s", limit=32)
+    return out
+
+
+def _category(name: str, raw: Any, warnings: List[str]) -> Dict[str, Any]:
+    field = "categories.%s" % name
+    data = _mapping(raw, field)
+    _unknown(data, _CATEGORY_KEYS, field + ".", warnings)
+    sizes: Dict[int, float] = {}
+    for key, value in _mapping(data.get("bandwidth_by_size"), field + ".bandwidth_by_size").items():
+        where = "%s.bandwidth_by_size.%s" % (field, key)
+        size = _message_size(key, where)
+        busbw = _number(value, where, optional=False)
+        if size in sizes:
+            raise CertifyReportError("message size given twice", field=where, value=key)
+        sizes[size] = busbw  # type: ignore[assignment]
+    per_node: Dict[str, float] = {}
+    for node, value in _mapping(data.get("per_node"), field + ".per_node").items():
+        _name(node, field + ".per_node", "node name")
+        per_node[node] = _number(value, "%s.per_node.%s" % (field, node), optional=False)  # type: ignore[assignment]
+    return {"bandwidth_by_size": [{"bytes": size, "busbw_gbps": sizes[size]} for size in sorted(sizes)],
+            "per_node": {node: per_node[node] for node in sorted(per_node, key=natural_key)},
+            "threshold": _threshold(data.get("threshold"), field + ".threshold", warnings)}
+
+
+def _failed_groups(raw: Any) -> List[Dict[str, Any]]:
+    if raw is None:
+        return []
+    if not isinstance(raw, (list, tuple)):
+        raise CertifyReportError("must be a list of {id, nodes, reason}", field="failed_groups", value=_short(raw))
+    out = []
+    for index, item in enumerate(raw):
+        field = "failed_groups[%d]" % index
+        data = _mapping(item, field)
+        nodes = data.get("nodes") or []
+        if not isinstance(nodes, (list, tuple)):
+            raise CertifyReportError("must be a list of node names", field=field + ".nodes", value=_short(nodes))
+        out.append({"id": _text(data.get("id"), field + ".id", default="group-%d" % (index + 1), limit=200),
+                    "nodes": [_name(n, "%s.nodes[%d]" % (field, i), "node name") for i, n in enumerate(nodes)],
+                    "reason": _text(data.get("reason"), field + ".reason", default="")})
+    return out
+
+
+def _link_faults(raw: Any) -> List[Dict[str, Any]]:
+    if raw is None:
+        return []
+    if not isinstance(raw, (list, tuple)):
+        raise CertifyReportError("must be a list", field="link_faults", value=_short(raw))
+    out = []
+    for index, item in enumerate(raw):
+        field = "link_faults[%d]" % index
+        if isinstance(item, str):
+            item = {"message": item}
+        data = _mapping(item, field)
+        lists = {}
+        for key in ("domains", "nodes", "evidence"):
+            value = data.get(key) or []
+            if not isinstance(value, (list, tuple)):
+                raise CertifyReportError("must be a list of strings", field="%s.%s" % (field, key), value=_short(value))
+            lists[key] = [_text(v, "%s.%s[%d]" % (field, key, i), limit=253) for i, v in enumerate(value)]
+        status = "faulty" if data.get("status") is None else _status(data.get("status"), field + ".status", LINK_STATUSES)
+        message = _text(data.get("message"), field + ".message", default="")
+        if not message:
+            pair = " and ".join(lists["domains"]) or "unknown domains"
+            message = "%s link between %s" % (status, pair)
+        out.append({"domains": lists["domains"], "nodes": lists["nodes"], "evidence": lists["evidence"],
+                    "status": status, "message": message})
+    return out
+
+
+def _round_summary(trace: List[Any]) -> List[Dict[str, Any]]:
+    """Rounds with their tests and outcomes, read from an IsolationPlanner trace (other events are skipped)."""
+    rounds: Dict[int, Dict[str, Any]] = {}
+    tests: Dict[str, Dict[str, Any]] = {}
+    for entry in trace:
+        if not isinstance(entry, Mapping) or not isinstance(entry.get("round"), int):
+            continue
+        number = entry["round"]
+        event = entry.get("event")
+        if event in ("round", "plan") and number > 0:
+            rounds.setdefault(number, {"round": number, "tests": [], "condemned": [], "cleared": []})
+        if event == "plan" and isinstance(entry.get("test"), str):
+            test = {"id": entry["test"], "purpose": str(entry.get("purpose") or ""),
+                    "nodes": [str(n) for n in entry.get("nodes") or []], "outcome": "pending", "busbw": None, "reason": ""}
+            tests[test["id"]] = test
+            rounds[number]["tests"].append(test)
+        elif event in ("passed", "failed") and entry.get("test") in tests:
+            test = tests[entry["test"]]
+            test["outcome"] = event
+            busbw = entry.get("busbw")
+            test["busbw"] = busbw if isinstance(busbw, (int, float)) and not isinstance(busbw, bool) and math.isfinite(busbw) else None
+            test["reason"] = str(entry.get("reason") or "")[:MAX_REASON_CHARS]
+        elif event in ("condemned", "cleared") and number in rounds and entry.get("node") is not None:
+            rounds[number][event].append(str(entry["node"]))
+        elif event == "link-condemned" and number in rounds:
+            rounds[number]["condemned"].append("link " + "-".join(str(d) for d in entry.get("domains") or []))
+    return [rounds[n] for n in sorted(rounds)]
+
+
+def _isolation(raw: Any) -> Dict[str, Any]:
+    """Rounds, tests and the trace; other keys (a planner summary's verdicts, links, grouping) are expected and ignored."""
+    data = _mapping(raw, "isolation")
+    trace = data.get("trace") or []
+    if not isinstance(trace, (list, tuple)):
+        raise CertifyReportError("must be a list of events", field="isolation.trace", value=_short(trace))
+    for index, entry in enumerate(trace):
+        if not isinstance(entry, Mapping):
+            raise CertifyReportError("trace events must be mappings", field="isolation.trace[%d]" % index, value=_short(entry))
+    trace = _plain(list(trace), "isolation.trace")
+    summary = _round_summary(trace)
+    rounds = _count(data.get("rounds"), "isolation.rounds")
+    tests = _count(data.get("tests"), "isolation.tests")
+    return {"rounds": rounds if rounds is not None else len(summary),
+            "tests": tests if tests is not None else sum(len(r["tests"]) for r in summary),
+            "finish_reason": _text(data.get("finish_reason"), "isolation.finish_reason", default=None, limit=500),
+            "round_summary": summary, "trace": trace}
+
+
+def _durations(raw: Any, started: Optional[datetime], finished: Optional[datetime], warnings: List[str]) -> Dict[str, Any]:
+    data = _mapping(raw, "durations")
+    _unknown(data, ("total_s", "per_category", "ansible_overhead_s"), "durations.", warnings)
+    total = _number(data.get("total_s"), "durations.total_s")
+    if total is None and started is not None and finished is not None:
+        try:
+            total = round((finished - started).total_seconds(), 3)
+        except TypeError:
+            raise CertifyReportError("started and finished must both carry a time zone or both not", field="finished") from None
+    per_category = {}
+    for cat, value in _mapping(data.get("per_category"), "durations.per_category").items():
+        _name(cat, "durations.per_category", "category name")
+        per_category[cat] = _number(value, "durations.per_category.%s" % cat, optional=False)
+    return {"total_s": total, "per_category": per_category,
+            "ansible_overhead_s": _number(data.get("ansible_overhead_s"), "durations.ansible_overhead_s")}
+
+
+# ---------------------------------------------------------------------------------------------- build
+
+def build_report(data: Mapping[str, Any]) -> Dict[str, Any]:
+    """Validate the input (see the module docstring) and return the report document (schema ``SCHEMA_ID``)."""
+    if not isinstance(data, Mapping):
+        raise CertifyReportError("the report must be a mapping", field="report", value=_short(data))
+    warnings: List[str] = []
+    _unknown(data, _TOP_KEYS, "", warnings)
+    started_text, started = _timestamp(data.get("started"), "started")
+    finished_text, finished = _timestamp(data.get("finished"), "finished")
+    if started is not None and finished is not None:
+        try:
+            backwards = finished < started
+        except TypeError:
+            raise CertifyReportError("started and finished must both carry a time zone or both not", field="finished",
+                                     value=finished_text) from None
+        if backwards:
+            raise CertifyReportError("is before started (%s)" % started_text, field="finished", value=finished_text)
+
+    nodes_raw = _mapping(data.get("nodes"), "nodes")
+    nodes = {}
+    for name in sorted(nodes_raw, key=lambda n: natural_key(str(n))):
+        _name(name, "nodes", "node name")
+        nodes[name] = _node(name, nodes_raw[name], warnings)
+
+    categories_raw = _mapping(data.get("categories"), "categories")
+    order: List[str] = []
+    for cat in categories_raw:
+        _name(cat, "categories", "category name")
+        order.append(cat)
+    for node in nodes.values():
+        for cat in node["categories"]:
+            if cat not in order:
+                order.append(cat)
+    durations = _durations(data.get("durations"), started, finished, warnings)
+    for cat in durations["per_category"]:
+        if cat not in order:
+            order.append(cat)
+    categories = {}
+    for cat in order:
+        entry = _category(cat, categories_raw.get(cat), warnings)
+        counts = {status: 0 for status in CATEGORY_STATUSES}
+        for node in nodes.values():
+            result = node["categories"].get(cat)
+            if result is not None:
+                counts[result["status"]] += 1
+        if counts["failed"]:
+            status = "failed"
+        elif counts["passed"]:
+            status = "passed"
+        elif counts["excluded"]:
+            status = "excluded"
+        else:
+            status = "skipped"
+        peak = max((p["busbw_gbps"] for p in entry["bandwidth_by_size"]), default=None)
+        categories[cat] = {"status": status, "nodes": counts, "peak_busbw_gbps": peak,
+                           "duration_s": durations["per_category"].get(cat)}
+        categories[cat].update(entry)
+
+    link_faults = _link_faults(data.get("link_faults"))
+    gpu = _gpu(data.get("gpu"), warnings)
+    totals = {"nodes": len(nodes)}
+    for verdict in NODE_VERDICTS:
+        totals[verdict] = sum(1 for n in nodes.values() if n["verdict"] == verdict)
+    totals["gpus"] = gpu["count_per_node"] * len(nodes) if gpu["count_per_node"] is not None else None
+    totals["link_faults"] = sum(1 for link in link_faults if link["status"] == "faulty")
+    totals["suspect_links"] = len(link_faults) - totals["link_faults"]
+    result, reason = _result(nodes, totals, link_faults)
+    return {
+        "schema": SCHEMA_ID,
+        "result": result,
+        "result_reason": reason,
+        "platform": _platform(data.get("platform"), warnings),
+        "gpu": gpu,
+        "started": started_text,
+        "finished": finished_text,
+        "durations": durations,
+        "totals": totals,
+        "nodes": nodes,
+        "categories": categories,
+        "failed_groups": _failed_groups(data.get("failed_groups")),
+        "link_faults": link_faults,
+        "isolation": _isolation(data.get("isolation")),
+        "warnings": warnings,
+    }
+
+
+def _listing(names: List[str], limit: int = 5) -> str:
+    shown = ", ".join(names[:limit])
+    return shown + (" and %d more" % (len(names) - limit) if len(names) > limit else "")
+
+
+def _result(nodes: Mapping[str, Dict[str, Any]], totals: Mapping[str, Any], links: List[Dict[str, Any]]) -> Tuple[str, str]:
+    failed = [n for n, v in nodes.items() if v["verdict"] == "failed"]
+    excluded = [n for n, v in nodes.items() if v["verdict"] == "excluded"]
+    faulty = [link["message"] for link in links if link["status"] == "faulty"]
+    suspect = [link["message"] for link in links if link["status"] == "suspect"]
+    if failed or faulty:
+        parts = []
+        if failed:
+            parts.append("%d of %d node(s) failed: %s" % (len(failed), totals["nodes"], _listing(failed)))
+        if faulty:
+            parts.append("%d link fault(s): %s" % (len(faulty), _listing(faulty, 2)))
+        return FAILED, "; ".join(parts)
+    if not nodes:
+        return INCOMPLETE, "no node was certified"
+    if excluded or suspect:
+        parts = []
+        if excluded:
+            parts.append("%d of %d node(s) excluded: %s" % (len(excluded), totals["nodes"], _listing(excluded)))
+        if suspect:
+            parts.append("%d suspect link(s) not confirmed" % len(suspect))
+        return INCOMPLETE, "; ".join(parts)
+    return PASSED, "all %d node(s) passed" % totals["nodes"]
+
+
+# ---------------------------------------------------------------------------------------------- JSON / JUnit / Markdown
+
+def to_json(report: Mapping[str, Any]) -> str:
+    """The report as stable, indented JSON (key order as built, UTF-8 kept, trailing newline)."""
+    return json.dumps(report, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def _xml_text(value: Any) -> str:
+    return _XML_ILLEGAL.sub("\ufffd", str(value))
+
+
+def _attr(value: Any) -> str:
+    return quoteattr(_xml_text(value), {"\n": "&#10;", "\r": "&#13;", "\t": "&#9;"})
+
+
+def _secs(value: Optional[float]) -> str:
+    return "%.3f" % (value or 0.0)
+
+
+def _junit_case(cat: str, node: str, info: Mapping[str, Any], result: Optional[Mapping[str, Any]], limit: Optional[float]) -> Tuple[str, str]:
+    """One <testcase> and its outcome (passed, failed, skipped)."""
+    attrs = "classname=%s name=%s time=%s" % (_attr(cat), _attr(node), _attr(_secs(result and result.get("duration_s"))))
+    if result is None:
+        if info["verdict"] == "excluded":
+            why = "node excluded: " + "; ".join(info["reasons"])
+        else:
+            why = "no %s result for this node" % cat
+        return "    <testcase %s>\n      <skipped message=%s/>\n    </testcase>\n" % (attrs, _attr(why)), "skipped"
+    status = result["status"]
+    if status == "failed":
+        message = result["reason"] or "; ".join(info["reasons"]) or "failed"
+        detail = [message]
+        if result.get("value") is not None:
+            detail.append("measured: %s %s" % (result["value"], result.get("unit") or ""))
+        if limit is not None:
+            detail.append("threshold: %s %s" % (limit, result.get("unit") or "GB/s"))
+        body = _xml_text(xml_escape("\n".join(d.strip() for d in detail)))
+        return ("    <testcase %s>\n      <failure message=%s type=\"certification\">%s</failure>\n    </testcase>\n"
+                % (attrs, _attr(message), body)), "failed"
+    if status in ("excluded", "skipped"):
+        why = result["reason"] or ("; ".join(info["reasons"]) if status == "excluded" else "") or status
+        return "    <testcase %s>\n      <skipped message=%s/>\n    </testcase>\n" % (attrs, _attr(why)), "skipped"
+    out = "    <testcase %s>\n" % attrs
+    if result.get("value") is not None or result.get("reason"):
+        value = result.get("value")
+        parts = (result.get("reason") or "", "" if value is None else value, result.get("unit") or "")
+        text = " ".join(str(p) for p in parts if p != "").strip()
+        out += "      <system-out>%s</system-out>\n" % _xml_text(xml_escape(text))
+    return out + "    </testcase>\n", "passed"
+
+
+def to_junit(report: Mapping[str, Any]) -> str:
+    """JUnit XML: a <testsuite> per category, a <testcase classname=category name=node> per node x category.
+
+    Failed results carry ``<failure message=reason>``, excluded/skipped ones (and nodes without a result in a
+    category) ``<skipped message=...>``. Confirmed link faults add a ``link-faults`` suite; a report without any
+    category gets one ``certify`` suite with the node verdicts, so CI always sees every node.
+    """
+    suites: List[Tuple[str, str, Dict[str, int], float]] = []
+    nodes = report["nodes"]
+    for cat, info in report["categories"].items():
+        counts = {"tests": 0, "failures": 0, "skipped": 0}
+        body = ""
+        limit = info["threshold"].get("limit")
+        for node, node_info in nodes.items():
+            case, outcome = _junit_case(cat, node, node_info, node_info["categories"].get(cat), limit)
+            body += case
+            counts["tests"] += 1
+            counts["failures"] += outcome == "failed"
+            counts["skipped"] += outcome == "skipped"
+        suites.append((cat, body, counts, info.get("duration_s") or 0.0))
+    if not report["categories"] and nodes:
+        counts = {"tests": 0, "failures": 0, "skipped": 0}
+        body = ""
+        for node, node_info in nodes.items():
+            result = {"status": node_info["verdict"], "reason": "; ".join(node_info["reasons"])}
+            case, outcome = _junit_case("certify", node, node_info, result, None)
+            body += case
+            counts["tests"] += 1
+            counts["failures"] += outcome == "failed"
+            counts["skipped"] += outcome == "skipped"
+        suites.append(("certify", body, counts, report["durations"].get("total_s") or 0.0))
+    faulty = [link for link in report["link_faults"] if link["status"] == "faulty"]
+    if faulty:
+        body = ""
+        for link in faulty:
+            name = "-".join(link["domains"]) or link["message"]
+            attrs = "classname=\"link-faults\" name=%s time=\"0.000\"" % _attr(name)
+            body += ("    <testcase %s>\n      <failure message=%s type=\"link\">%s</failure>\n    </testcase>\n"
+                     % (attrs, _attr(link["message"]), _xml_text(xml_escape("nodes: " + ", ".join(link["nodes"])))))
+        suites.append(("link-faults", body, {"tests": len(faulty), "failures": len(faulty), "skipped": 0}, 0.0))
+    total = {key: sum(s[2][key] for s in suites) for key in ("tests", "failures", "skipped")}
+    total_time = report["durations"].get("total_s") or sum(s[3] for s in suites)
+    stamp = _junit_timestamp(report.get("started"))
+    props = [("result", report["result"]), ("result_reason", report["result_reason"])]
+    for key in ("name", "service", "kubernetes_version"):
+        if report["platform"].get(key):
+            props.append(("platform." + key, report["platform"][key]))
+    if report["gpu"].get("product"):
+        props.append(("gpu.product", report["gpu"]["product"]))
+    lines = ['<?xml version="1.0" encoding="UTF-8"?>\n',
+             '<testsuites name="dsxos.cluster certify" tests="%d" failures="%d" errors="0" skipped="%d" time="%s">\n'
+             % (total["tests"], total["failures"], total["skipped"], _secs(total_time))]
+    for index, (name, body, counts, secs) in enumerate(suites):
+        lines.append('  <testsuite name=%s id="%d" tests="%d" failures="%d" errors="0" skipped="%d" time="%s"%s>\n'
+                     % (_attr(name), index, counts["tests"], counts["failures"], counts["skipped"], _secs(secs),
+                        " timestamp=%s" % _attr(stamp) if stamp else ""))
+        lines.append("    <properties>\n")
+        lines.extend("      <property name=%s value=%s/>\n" % (_attr(k), _attr(v)) for k, v in props)
+        lines.append("    </properties>\n")
+        lines.append(body)
+        lines.append("  </testsuite>\n")
+    lines.append("</testsuites>\n")
+    return "".join(lines)
+
+
+def _junit_timestamp(value: Optional[str]) -> Optional[str]:
+    """JUnit's timestamp attribute: ISO 8601 without a zone (the XSD pattern), in UTC when a zone was given."""
+    if not value:
+        return None
+    parsed = datetime.fromisoformat(value)
+    if parsed.tzinfo is not None:
+        parsed = parsed.astimezone(timezone.utc).replace(tzinfo=None)
+    return parsed.strftime("%Y-%m-%dT%H:%M:%S")
+
+
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|#])")
+
+
+def md(value: Any) -> str:
+    """Markdown-escape untrusted text for a table cell or a list item (one line, control characters dropped)."""
+    text = " ".join(_XML_ILLEGAL.sub(" ", str(value)).split())
+    return _MD_SPECIAL.sub(r"\\\1", text)
+
+
+def _md_seconds(value: Optional[float]) -> str:
+    if value is None:
+        return "-"
+    if value < 120:
+        return "%.1f s" % value
+    minutes, seconds = divmod(int(round(value)), 60)
+    hours, minutes = divmod(minutes, 60)
+    return ("%dh %02dm %02ds" % (hours, minutes, seconds)) if hours else ("%dm %02ds" % (minutes, seconds))
+
+
+def to_markdown(report: Mapping[str, Any]) -> str:
+    """A Markdown summary: overview table, failed/excluded nodes with reasons, link faults, bandwidth tables, rounds."""
+    plat, gpu, totals = report["platform"], report["gpu"], report["totals"]
+    out = ["# GPU cluster certification: %s" % report["result"], ""]
+    out.append("| | |")
+    out.append("|---|---|")
+    out.append("| Result | **%s**: %s |" % (report["result"], md(report["result_reason"])))
+    platform = ", ".join(md(plat[k]) for k in ("name", "service") if plat.get(k))
+    if plat.get("kubernetes_version"):
+        platform += (", " if platform else "") + "Kubernetes " + md(plat["kubernetes_version"])
+    out.append("| Platform | %s |" % (platform or "-"))
+    gpu_text = md(gpu["product"]) if gpu.get("product") else "-"
+    if gpu.get("count_per_node") is not None:
+        gpu_text += " x %d per node" % gpu["count_per_node"]
+        if totals.get("gpus") is not None:
+            gpu_text += " (%d GPUs)" % totals["gpus"]
+    out.append("| GPU | %s |" % gpu_text)
+    out.append("| Nodes | %d total: %d passed, %d failed, %d excluded |" % (totals["nodes"], totals["passed"], totals["failed"], totals["excluded"]))
+    if report.get("started") or report.get("finished"):
+        out.append("| Run | %s to %s |" % (md(report.get("started") or "?"), md(report.get("finished") or "?")))
+    durations = report["durations"]
+    took = _md_seconds(durations.get("total_s"))
+    if durations.get("ansible_overhead_s") is not None:
+        took += " (Ansible overhead %s)" % _md_seconds(durations["ansible_overhead_s"])
+    out.append("| Duration | %s |" % took)
+    iso = report["isolation"]
+    if iso["rounds"] or iso["tests"]:
+        out.append("| Isolation | %d round(s), %d test(s) |" % (iso["rounds"], iso["tests"]))
+    out.append("")
+    for verdict, title in (("failed", "Failed nodes"), ("excluded", "Excluded nodes")):
+        rows = [(n, v) for n, v in report["nodes"].items() if v["verdict"] == verdict]
+        if rows:
+            out += ["## %s" % title, "", "| Node | Reasons |", "|---|---|"]
+            out += ["| %s | %s |" % (md(n), "<br>".join(md(r) for r in v["reasons"])) for n, v in rows]
+            out.append("")
+    if report["link_faults"]:
+        out += ["## Link faults", "", "| Status | Domains | Nodes | Detail |", "|---|---|---|---|"]
+        for link in report["link_faults"]:
+            out.append("| %s | %s | %s | %s |" % (
+                link["status"], md(" - ".join(link["domains"])) or "-", md(", ".join(link["nodes"])) or "-", md(link["message"])))
+        out.append("")
+    if report["categories"]:
+        out += ["## Categories", "",
+                "| Category | Status | Passed | Failed | Excluded | Skipped | Threshold | Median | Peak busbw | Duration |",
+                "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+        for cat, info in report["categories"].items():
+            th = info["threshold"]
+            out.append("| %s | %s | %d | %d | %d | %d | %s | %s | %s | %s |" % (
+                md(cat), info["status"], info["nodes"]["passed"], info["nodes"]["failed"], info["nodes"]["excluded"],
+                info["nodes"]["skipped"], format_gbps(th.get("limit")), format_gbps(th.get("median")),
+                format_gbps(info["peak_busbw_gbps"]), _md_seconds(info.get("duration_s"))))
+        out.append("")
+        with_sizes = [c for c, i in report["categories"].items() if i["bandwidth_by_size"]]
+        if with_sizes:
+            sizes = sorted({p["bytes"] for c in with_sizes for p in report["categories"][c]["bandwidth_by_size"]})
+            out += ["## Bus bandwidth by message size (GB/s)", "",
+                    "| Size | %s |" % " | ".join(md(c) for c in with_sizes),
+                    "|---:|%s|" % "|".join(["---:"] * len(with_sizes))]
+            lookup = {c: {p["bytes"]: p["busbw_gbps"] for p in report["categories"][c]["bandwidth_by_size"]} for c in with_sizes}
+            for size in sizes:
+                out.append("| %s | %s |" % (format_size(size), " | ".join(format_gbps(lookup[c].get(size), unit=False) for c in with_sizes)))
+            out.append("")
+    if report["failed_groups"]:
+        out += ["## Failed groups", "", "| Group | Nodes | Reason |", "|---|---|---|"]
+        for group in report["failed_groups"]:
+            out.append("| %s | %s | %s |" % (md(group["id"]), md(", ".join(group["nodes"])), md(group["reason"])))
+        out.append("")
+    if iso["round_summary"]:
+        out += ["## Isolation rounds", "", "| Round | Tests | Passed | Failed | Condemned |", "|---:|---:|---:|---:|---|"]
+        for rnd in iso["round_summary"]:
+            passed = sum(1 for t in rnd["tests"] if t["outcome"] == "passed")
+            failed = sum(1 for t in rnd["tests"] if t["outcome"] == "failed")
+            condemned = md(", ".join(rnd["condemned"])) or "-"
+            out.append("| %d | %d | %d | %d | %s |" % (rnd["round"], len(rnd["tests"]), passed, failed, condemned))
+        out.append("")
+    if report["warnings"]:
+        out += ["## Warnings", ""] + ["- %s" % md(w) for w in report["warnings"]] + [""]
+    return "\n".join(out)
+
+
+RENDERERS = {"json": to_json, "junit": to_junit, "markdown": to_markdown, "html": to_html}
+
+
+def render_formats(report: Mapping[str, Any], formats: Iterable[str] = FORMATS) -> Dict[str, str]:
+    """``{format: text}`` for each requested format (json, junit, markdown, html)."""
+    out = {}
+    for fmt in formats:
+        if fmt not in RENDERERS:
+            raise CertifyReportError("unknown report format; use %s" % ", ".join(FORMATS), field="formats", value=fmt)
+        out[fmt] = RENDERERS[fmt](report)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------- files
+
+def validate_basename(basename: Any) -> str:
+    """A file/ConfigMap-key stem: letters, digits, ``.``, ``_``, ``-`` (no path separators)."""
+    if not isinstance(basename, str) or not _BASENAME_RE.match(basename) or basename in (".", ".."):
+        raise CertifyReportError("must be 1-100 letters, digits, '.', '_' or '-', starting with a letter or digit",
+                                 field="basename", value=basename)
+    return basename
+
+
+def _write_atomic(path: str, data: bytes) -> None:
+    directory = os.path.dirname(path)
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix="." + os.path.basename(path) + ".", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def write_report_files(dest_dir: str, rendered: Mapping[str, str], basename: str = DEFAULT_BASENAME,
+                       check_mode: bool = False) -> Dict[str, Any]:
+    """Write ``<basename>.json|.xml|.md|.html`` into ``dest_dir`` (created when missing), each atomically and only
+    when its content differs. Returns ``{"files": {format: path}, "changed_files": [paths]}``."""
+    validate_basename(basename)
+    dest = os.path.abspath(os.path.expanduser(dest_dir))
+    if os.path.exists(dest) and not os.path.isdir(dest):
+        raise CertifyReportError("exists and is not a directory", field="dest_dir", value=dest_dir)
+    files, changed = {}, []
+    for fmt, text in rendered.items():
+        path = os.path.join(dest, basename + EXTENSIONS[fmt])
+        data = text.encode("utf-8")
+        files[fmt] = path
+        try:
+            with open(path, "rb") as handle:
+                same = handle.read() == data
+        except FileNotFoundError:
+            same = False
+        if same:
+            continue
+        changed.append(path)
+        if not check_mode:
+            os.makedirs(dest, exist_ok=True)
+            _write_atomic(path, data)
+    return {"files": files, "changed_files": changed}
+
+
+# ---------------------------------------------------------------------------------------------- ConfigMap
+
+def _gzip(text: str) -> str:
+    return base64.b64encode(gzip.compress(text.encode("utf-8"), compresslevel=9, mtime=0)).decode("ascii")
+
+
+def configmap_payload(report: Mapping[str, Any], basename: str = DEFAULT_BASENAME, json_text: Optional[str] = None,
+                      markdown_text: Optional[str] = None, compress_above_bytes: int = DEFAULT_COMPRESS_ABOVE_BYTES) -> Dict[str, Any]:
+    """``{"data", "binaryData", "labels", "annotations", "compressed"}`` for the report ConfigMap.
+
+    The JSON and the Markdown go to ``data`` as ``<basename>.json``/``.md``; when together they exceed
+    ``compress_above_bytes`` they go to ``binaryData`` as ``<basename>.json.gz``/``.md.gz`` (gzip, mtime 0, so the
+    bytes only change with the content) and the annotation ``dsxos.io/compression: gzip`` says so.
+    """
+    validate_basename(basename)
+    if isinstance(compress_above_bytes, bool) or not isinstance(compress_above_bytes, int) or compress_above_bytes < 0:
+        raise CertifyReportError("must be a non-negative integer", field="configmap.compress_above_bytes", value=compress_above_bytes)
+    json_text = json_text if json_text is not None else to_json(report)
+    markdown_text = markdown_text if markdown_text is not None else to_markdown(report)
+    size = len(json_text.encode("utf-8")) + len(markdown_text.encode("utf-8"))
+    compressed = size > compress_above_bytes
+    if compressed:
+        data: Dict[str, str] = {}
+        binary = {basename + ".json.gz": _gzip(json_text), basename + ".md.gz": _gzip(markdown_text)}
+        stored = sum(len(v) for v in binary.values())
+    else:
+        data = {basename + ".json": json_text, basename + ".md": markdown_text}
+        binary = {}
+        stored = size
+    if stored > CONFIGMAP_MAX_BYTES:
+        raise CertifyReportError("the report is too large for a ConfigMap (%d bytes stored%s, limit %d); keep it as files"
+                                 % (stored, " after gzip+base64" if compressed else "", CONFIGMAP_MAX_BYTES),
+                                 field="configmap", value=size)
+    digest = hashlib.sha256(json_text.encode("utf-8")).hexdigest()
+    labels = {"app.kubernetes.io/managed-by": "dsxos.cluster", "app.kubernetes.io/component": "certify-report",
+              "dsxos.io/certify-result": str(report["result"])}
+    annotations = {"dsxos.io/report-sha256": digest, "dsxos.io/report-schema": SCHEMA_ID}
+    if compressed:
+        annotations["dsxos.io/compression"] = "gzip"
+    return {"data": data, "binaryData": binary, "labels": labels, "annotations": annotations, "compressed": compressed,
+            "bytes": size, "stored_bytes": stored}
+
+
+def _decoded(existing: Mapping[str, Any]) -> Dict[str, str]:
+    """The text entries of an existing ConfigMap, gunzipped where needed (unreadable entries compare unequal)."""
+    out = dict(existing.get("data") or {})
+    for key, value in (existing.get("binaryData") or {}).items():
+        try:
+            out[key] = gzip.decompress(base64.b64decode(value)).decode("utf-8") if key.endswith(".gz") else value
+        except (ValueError, OSError, EOFError):
+            out[key] = "\0unreadable"
+    return out
+
+
+def store_configmap(client: Any, namespace: str, name: str, payload: Mapping[str, Any], check_mode: bool = False) -> Dict[str, Any]:
+    """Create or replace the ConfigMap ``namespace/name`` with ``payload`` (from :func:`configmap_payload`).
+
+    Unchanged content (compared after decompression), labels and annotations mean no write. Returns
+    ``{"namespace", "name", "action": created|replaced|unchanged, "changed", "compressed", "keys"}``.
+    """
+    validate_namespace(namespace, "configmap.namespace")
+    validate_subdomain(name, "configmap.name")
+    core = client.core
+    try:
+        existing = client.to_plain(client.call("get", "configmaps", core.read_namespaced_config_map, name, namespace))
+    except K8sNotFound:
+        existing = None
+    want_plain = {"data": dict(payload["data"]), "binaryData": dict(payload["binaryData"])}
+    keys = sorted(list(payload["data"]) + list(payload["binaryData"]))
+    summary = {"namespace": namespace, "name": name, "compressed": bool(payload["compressed"]), "keys": keys}
+    if existing is not None:
+        meta = existing.get("metadata") or {}
+        labels = meta.get("labels") or {}
+        annotations = meta.get("annotations") or {}
+        same = (_decoded(existing) == _decoded(want_plain)
+                and sorted((existing.get("data") or {})) == sorted(payload["data"])
+                and sorted((existing.get("binaryData") or {})) == sorted(payload["binaryData"])
+                and all(labels.get(k) == v for k, v in payload["labels"].items())
+                and all(annotations.get(k) == v for k, v in payload["annotations"].items())
+                and (payload["compressed"] or "dsxos.io/compression" not in annotations))
+        if same:
+            summary.update(action="unchanged", changed=False)
+            return summary
+    body: Dict[str, Any] = {"apiVersion": "v1", "kind": "ConfigMap",
+                            "metadata": {"name": name, "namespace": namespace, "labels": dict(payload["labels"]),
+                                         "annotations": dict(payload["annotations"])},
+                            "data": dict(payload["data"]) or None, "binaryData": dict(payload["binaryData"]) or None}
+    if existing is not None:
+        meta = existing.get("metadata") or {}
+        body["metadata"]["labels"] = dict(meta.get("labels") or {}, **payload["labels"])
+        annotations = dict(meta.get("annotations") or {}, **payload["annotations"])
+        if not payload["compressed"]:
+            annotations.pop("dsxos.io/compression", None)
+        body["metadata"]["annotations"] = annotations
+        body["metadata"]["resourceVersion"] = meta.get("resourceVersion")
+        summary.update(action="replaced", changed=True)
+        if not check_mode:
+            client.call("replace", "configmaps", core.replace_namespaced_config_map, name, namespace, body)
+        return summary
+    summary.update(action="created", changed=True)
+    if not check_mode:
+        client.call("create", "configmaps", core.create_namespaced_config_map, namespace, body)
+    return summary
+
+
+# ---------------------------------------------------------------------------------------------- module entry point
+
+def summarize(report: Mapping[str, Any]) -> Dict[str, Any]:
+    """The compact summary a module returns (and a role hands to set_stats)."""
+    nodes = report["nodes"]
+    return {
+        "result": report["result"], "result_reason": report["result_reason"], "totals": dict(report["totals"]),
+        "platform": dict(report["platform"]), "gpu": dict(report["gpu"]),
+        "failed_nodes": {n: v["reasons"] for n, v in nodes.items() if v["verdict"] == "failed"},
+        "excluded_nodes": {n: v["reasons"] for n, v in nodes.items() if v["verdict"] == "excluded"},
+        "link_faults": [link["message"] for link in report["link_faults"]],
+        "categories": {c: i["status"] for c, i in report["categories"].items()},
+        "duration_s": report["durations"].get("total_s"),
+    }
+
+
+def run_certify_report(params: Mapping[str, Any], check_mode: bool = False, diff: bool = False) -> Dict[str, Any]:
+    """What the ``certify_report`` module/action does: build, render, write files, store the ConfigMap."""
+    del diff
+    report = build_report(params.get("report") or {})
+    basename = validate_basename(params.get("basename") or DEFAULT_BASENAME)
+    formats = list(params.get("formats") or FORMATS)
+    dest_dir = params.get("dest_dir")
+    configmap = params.get("configmap")
+    if not dest_dir and not configmap:
+        raise CertifyReportError("give dest_dir, configmap or both: the report would be stored nowhere", field="dest_dir")
+    for fmt in formats:
+        if fmt not in FORMATS:
+            raise CertifyReportError("unknown report format; use %s" % ", ".join(FORMATS), field="formats", value=fmt)
+    if configmap:
+        try:
+            namespace = validate_namespace(configmap.get("namespace"), "configmap.namespace")
+            name = validate_subdomain(configmap.get("name"), "configmap.name")
+        except K8sError as err:
+            return {"failed": True, "changed": False, "msg": str(err), "error": err.to_dict()}
+    wanted = list(dict.fromkeys(formats + (["json", "markdown"] if configmap else [])))
+    rendered = render_formats(report, wanted)
+    result: Dict[str, Any] = {"changed": False, "summary": summarize(report), "result": report["result"],
+                              "warnings_in_report": list(report["warnings"]), "files": {}, "changed_files": []}
+    if report["warnings"]:
+        result["warnings"] = ["certify report: %s" % w for w in report["warnings"][:20]]
+    if dest_dir:
+        written = write_report_files(str(dest_dir), {f: rendered[f] for f in formats}, basename, check_mode)
+        result.update(written)
+        result["changed"] = bool(written["changed_files"])
+    if configmap:
+        payload = configmap_payload(report, basename, rendered["json"], rendered["markdown"],
+                                    configmap.get("compress_above_bytes", DEFAULT_COMPRESS_ABOVE_BYTES))
+        try:
+            with client_from_params(params) as client:
+                stored = store_configmap(client, namespace, name, payload, check_mode)
+        except K8sError as err:
+            result.update(failed=True, msg=str(err), error=err.to_dict())
+            return result
+        stored["bytes"] = payload["bytes"]
+        stored["stored_bytes"] = payload["stored_bytes"]
+        result["configmap"] = stored
+        result["changed"] = result["changed"] or stored["changed"]
+    return result

@@ -1,0 +1,213 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, dsxos.cluster contributors
+# Apache License 2.0 (see LICENSE)
+"""Entry points of the Configure phase, one per module.
+
+Each function takes plain arguments (what a module's argument spec produced) and
+returns a plain dict (what the module returns).  Modules stay thin adapters:
+argument spec -> one call here -> ``exit_json``.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, is_dataclass
+from typing import Any, Dict, List, Mapping, Optional, Sequence
+
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.bundle_render import render_bundle
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.bundle_writer import write_bundle
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.component_values import build_component_bundles
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.constraints import evaluate_constraints, summarize
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.recipe_criteria import validate_criteria
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.errors import RecipeError
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.recipe_model import (
+    ANY,
+    CRITERIA_FIELDS,
+    Constraint,
+    RecipeResult,
+)
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.recipe_resolver import resolve
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.recipe_store import RecipeStore
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.snapshot import (
+    Snapshot,
+    infer_criteria_with_evidence,
+    snapshot_from_host_facts,
+    snapshot_from_values,
+)
+
+
+#: Argument specs shared by the modules (docs, direct execution) and the controller-side action plugins.
+RECIPE_SOURCE_SPEC: Dict[str, Any] = dict(
+    recipe_dirs=dict(type="list", elements="path", default=[]),
+    include_builtin=dict(type="bool", default=True),
+)
+RESOLVE_SPEC: Dict[str, Any] = dict(
+    RECIPE_SOURCE_SPEC,
+    criteria=dict(type="dict", default={}),
+    disabled_components=dict(type="list", elements="str", default=[]),
+    snapshot=dict(type="dict"),
+    infer=dict(type="bool", default=False),
+)
+RENDER_SPEC: Dict[str, Any] = dict(
+    RECIPE_SOURCE_SPEC,
+    recipe=dict(type="dict", required=True),
+    dest=dict(type="path", required=True),
+    deployer=dict(type="str", default="helm", choices=["helm", "argocd", "flux"]),
+    deployer_options=dict(type="dict", default={}),
+    values_overrides=dict(type="dict", default={}),
+    disabled_components=dict(type="list", elements="str", default=[]),
+    force=dict(type="bool", default=False),
+)
+CONSTRAINT_SPEC: Dict[str, Any] = dict(
+    constraints=dict(type="list", elements="dict", default=[]),
+    recipe=dict(type="dict"),
+    phases=dict(type="list", elements="str", default=[]),
+    snapshot=dict(type="dict"),
+    host_facts=dict(type="dict"),
+    measurements=dict(type="dict", default={}),
+    missing_is_failure=dict(type="bool", default=False),
+    fail_on_violation=dict(type="bool", default=False),
+)
+
+
+def _plain(obj: Any) -> Any:
+    if hasattr(obj, "to_dict"):
+        return obj.to_dict()
+    if is_dataclass(obj):
+        return asdict(obj)
+    return obj
+
+
+def build_snapshot(snapshot: Optional[Mapping[str, Any]] = None,
+                   host_facts: Optional[Mapping[str, Mapping[str, Any]]] = None,
+                   measurements: Optional[Mapping[str, Any]] = None) -> Snapshot:
+    """Combine a serialized snapshot, Ansible host facts and user-given values (later wins)."""
+    result = Snapshot.from_dict(dict(snapshot)) if snapshot else Snapshot()
+    if host_facts:
+        result = result.merge(snapshot_from_host_facts(host_facts))
+    if measurements:
+        result = result.merge(snapshot_from_values(dict(measurements)))
+    return result
+
+
+def resolve_recipe(criteria: Optional[Mapping[str, Any]], recipe_dirs: Sequence[str] = (),
+                   include_builtin: bool = True, disabled_components: Sequence[str] = (),
+                   snapshot: Optional[Mapping[str, Any]] = None, infer: bool = False) -> Dict[str, Any]:
+    """Resolve criteria (optionally completed from a snapshot) into a RecipeResult dict."""
+    started = time.perf_counter()
+    query = {k: v for k, v in dict(criteria or {}).items() if v not in (None, "")}
+    evidence: Dict[str, Any] = {}
+    if infer and snapshot:
+        inferred, evidence = infer_criteria_with_evidence(Snapshot.from_dict(dict(snapshot)))
+        for name in CRITERIA_FIELDS:
+            value = getattr(inferred, name)
+            if name not in query and value not in (ANY, 0):
+                query[name] = value
+    store = RecipeStore.load(list(recipe_dirs), include_builtin=include_builtin)
+    wanted = validate_criteria(query, store.extra_criteria_values)
+    result = resolve(store, wanted, disabled=list(disabled_components))
+    return {
+        "recipe": result.to_dict(),
+        "criteria": wanted.to_dict(),
+        "applied_overlays": list(result.applied_overlays),
+        "deployment_order": list(result.deployment_order),
+        "inferred": {k: _plain(v) for k, v in evidence.items()},
+        "elapsed_ms": round((time.perf_counter() - started) * 1000.0, 2),
+    }
+
+
+def render_recipe_bundle(recipe: Mapping[str, Any], dest: str, deployer: str = "helm",
+                         deployer_options: Optional[Mapping[str, Any]] = None,
+                         recipe_dirs: Sequence[str] = (), include_builtin: bool = True,
+                         values_overrides: Optional[Mapping[str, Any]] = None,
+                         disabled_components: Sequence[str] = (), force: bool = False,
+                         check_mode: bool = False, want_diff: bool = False) -> Dict[str, Any]:
+    """Render a resolved recipe with one deployer and write it atomically to ``dest``."""
+    started = time.perf_counter()
+    result = RecipeResult.from_dict(dict(recipe))
+    store = RecipeStore.load(list(recipe_dirs), include_builtin=include_builtin)
+    components = build_component_bundles(store, result, extra_overrides=dict(values_overrides or {}),
+                                         disabled=list(disabled_components))
+    files = render_bundle(result, components, deployer, dict(deployer_options or {}))
+    written = write_bundle(dest, files, check_mode=check_mode, want_diff=want_diff, force=force)
+    out: Dict[str, Any] = {
+        "changed": written.changed,
+        "dest": dest,
+        "deployer": deployer,
+        "files": sorted(files),
+        "added": list(written.added),
+        "removed": list(written.removed),
+        "modified": list(written.modified),
+        "components": [
+            {"name": c.name, "type": c.type, "version": c.version, "namespace": c.namespace,
+             "order": c.order, "repository": c.repository, "chart": c.chart,
+             "manifests": sorted(c.manifests)}
+            for c in components
+        ],
+        "elapsed_ms": round((time.perf_counter() - started) * 1000.0, 2),
+    }
+    if want_diff:
+        out["diff"] = list(written.diff)
+    return out
+
+
+def check_constraints(constraints: Optional[List[Mapping[str, Any]]] = None,
+                      recipe: Optional[Mapping[str, Any]] = None,
+                      phases: Sequence[str] = (),
+                      snapshot: Optional[Mapping[str, Any]] = None,
+                      host_facts: Optional[Mapping[str, Mapping[str, Any]]] = None,
+                      measurements: Optional[Mapping[str, Any]] = None,
+                      missing_is_failure: bool = False) -> Dict[str, Any]:
+    """Evaluate constraints (given directly and/or taken from a recipe) against a snapshot."""
+    selected: List[Constraint] = [Constraint.from_dict(dict(c)) for c in constraints or []]
+    if recipe:
+        result = RecipeResult.from_dict(dict(recipe))
+        selected.extend(result.constraints)
+        for phase in phases:
+            if phase not in result.validation:
+                raise RecipeError("recipe has no validation phase %r (has: %s)"
+                                  % (phase, ", ".join(sorted(result.validation)) or "none"),
+                                  field="phases", value=phase)
+            selected.extend(result.validation[phase].constraints)
+    snap = build_snapshot(snapshot, host_facts, measurements)
+    evaluated = evaluate_constraints(selected, snap)
+    results = [_plain(r) for r in evaluated]
+    summary = dict(summarize(evaluated))
+    violated = [r for r in results
+                if r.get("severity", "error") == "error"
+                and (r["status"] in ("fail", "error") or (missing_is_failure and r["status"] == "missing"))]
+    summary["ok"] = not violated
+    return {
+        "results": results,
+        "summary": summary,
+        "violations": violated,
+        "snapshot": snap.to_dict(),
+    }
+
+
+def run_resolve(args: Mapping[str, Any], check_mode: bool = False, diff: bool = False) -> Dict[str, Any]:
+    """Adapter for the ``recipe_resolve`` module/action (validated ``args``)."""
+    del check_mode, diff  # read-only
+    out = resolve_recipe(args["criteria"], args["recipe_dirs"], args["include_builtin"],
+                         args["disabled_components"], args.get("snapshot"), args["infer"])
+    out["changed"] = False
+    return out
+
+
+def run_render(args: Mapping[str, Any], check_mode: bool = False, diff: bool = False) -> Dict[str, Any]:
+    """Adapter for the ``bundle_render`` module/action (validated ``args``)."""
+    return render_recipe_bundle(
+        args["recipe"], args["dest"], args["deployer"], args["deployer_options"], args["recipe_dirs"],
+        args["include_builtin"], args["values_overrides"], args["disabled_components"], args["force"],
+        check_mode=check_mode, want_diff=diff)
+
+
+def run_constraint_check(args: Mapping[str, Any], check_mode: bool = False, diff: bool = False) -> Dict[str, Any]:
+    """Adapter for the ``constraint_check`` module/action: fails only when asked to."""
+    del check_mode, diff  # read-only
+    out = check_constraints(args["constraints"], args.get("recipe"), args["phases"], args.get("snapshot"),
+                            args.get("host_facts"), args["measurements"], args["missing_is_failure"])
+    out["changed"] = False
+    if args["fail_on_violation"] and not out["summary"]["ok"]:
+        out["failed"] = True
+        out["msg"] = "constraints violated: " + "; ".join(v["message"] for v in out["violations"])
+    return out

@@ -1,0 +1,691 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, dsxos.cluster contributors
+# Apache License 2.0 (see LICENSE)
+"""GPU readings from NVML (nvidia-ml-py, imported as ``pynvml``), live or replayed.
+
+:func:`read_gpus` asks an NVML module for everything the GPU health checks need and returns a
+*reading*: plain, JSON-safe dicts (format ``dsxos.cluster/gpu-readings/v1``, documented in
+``docs/certify-gpu-health.md``).  Every per-device value is read on its own, so a field that NVML
+does not support on a GPU (``NVML_ERROR_NOT_SUPPORTED``) is listed in the GPU's ``unsupported``
+list and any other NVML error in its ``errors`` map; neither stops the reading.
+
+A reading saved to a file is a *recording*.  :class:`RecordedNvml` is a stand-in for the
+``pynvml`` module that answers the same NVML calls from a recording, so recorded (or hand-made,
+fault-injected) readings go through exactly the same :func:`read_gpus` code as a live host.
+
+``pynvml`` is imported lazily, only by :func:`import_pynvml`; this file needs nothing but the
+standard library.
+"""
+from __future__ import annotations
+
+import json
+import os
+import time
+from types import SimpleNamespace
+from typing import Any, Callable, Dict, List, Optional
+
+from ansible_collections.dsxos.cluster.plugins.module_utils.gpu.errors import GpuError
+
+READINGS_FORMAT = "dsxos.cluster/gpu-readings/v1"
+MAX_RECORDING_BYTES = 8 * 1024 * 1024
+
+# NVML return codes (nvmlReturn_t), as in nvml.h / pynvml.
+NVML_SUCCESS = 0
+NVML_ERROR_UNINITIALIZED = 1
+NVML_ERROR_INVALID_ARGUMENT = 2
+NVML_ERROR_NOT_SUPPORTED = 3
+NVML_ERROR_NO_PERMISSION = 4
+NVML_ERROR_NOT_FOUND = 6
+NVML_ERROR_DRIVER_NOT_LOADED = 9
+NVML_ERROR_TIMEOUT = 10
+NVML_ERROR_LIBRARY_NOT_FOUND = 12
+NVML_ERROR_FUNCTION_NOT_FOUND = 13
+NVML_ERROR_GPU_IS_LOST = 15
+NVML_ERROR_UNKNOWN = 999
+
+NVML_ERROR_NAMES: Dict[int, str] = {
+    NVML_ERROR_UNINITIALIZED: "NVML_ERROR_UNINITIALIZED",
+    NVML_ERROR_INVALID_ARGUMENT: "NVML_ERROR_INVALID_ARGUMENT",
+    NVML_ERROR_NOT_SUPPORTED: "NVML_ERROR_NOT_SUPPORTED",
+    NVML_ERROR_NO_PERMISSION: "NVML_ERROR_NO_PERMISSION",
+    NVML_ERROR_NOT_FOUND: "NVML_ERROR_NOT_FOUND",
+    NVML_ERROR_DRIVER_NOT_LOADED: "NVML_ERROR_DRIVER_NOT_LOADED",
+    NVML_ERROR_TIMEOUT: "NVML_ERROR_TIMEOUT",
+    NVML_ERROR_LIBRARY_NOT_FOUND: "NVML_ERROR_LIBRARY_NOT_FOUND",
+    NVML_ERROR_FUNCTION_NOT_FOUND: "NVML_ERROR_FUNCTION_NOT_FOUND",
+    NVML_ERROR_GPU_IS_LOST: "NVML_ERROR_GPU_IS_LOST",
+    NVML_ERROR_UNKNOWN: "NVML_ERROR_UNKNOWN",
+}
+NVML_ERROR_CODES: Dict[str, int] = {name: code for code, name in NVML_ERROR_NAMES.items()}
+
+# Enum values used below (nvml.h).
+NVML_TEMPERATURE_GPU = 0
+NVML_TEMPERATURE_THRESHOLD_SLOWDOWN = 1
+NVML_CLOCK_SM = 1
+NVML_CLOCK_MEM = 2
+NVML_MEMORY_ERROR_TYPE_CORRECTED = 0
+NVML_MEMORY_ERROR_TYPE_UNCORRECTED = 1
+NVML_VOLATILE_ECC = 0
+NVML_AGGREGATE_ECC = 1
+NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS = 0
+NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR = 1
+NVML_FEATURE_ENABLED = 1
+NVML_EVENT_TYPE_XID_CRITICAL_ERROR = 0x8
+NVML_NVLINK_MAX_LINKS = 18  # NVLink 4/5 GPUs have at most 18 links per GPU
+
+NVLINK_ERROR_COUNTERS = (("replay", 0), ("recovery", 1), ("crc_flit", 2), ("crc_data", 3))
+
+#: nvmlClocksEventReason* bits (formerly nvmlClocksThrottleReason*) -> name used in readings.
+CLOCK_EVENT_REASONS = (
+    (0x1, "gpu_idle"),
+    (0x2, "applications_clocks_setting"),
+    (0x4, "sw_power_cap"),
+    (0x8, "hw_slowdown"),
+    (0x10, "sync_boost"),
+    (0x20, "sw_thermal_slowdown"),
+    (0x40, "hw_thermal_slowdown"),
+    (0x80, "hw_power_brake_slowdown"),
+    (0x100, "display_clock_setting"),
+)
+
+#: Per-GPU keys read with one NVML call each (the names used in ``unsupported`` and ``errors``).
+GPU_FIELDS = (
+    "name", "uuid", "serial", "pci_bus_id",
+    "temperature_c", "temperature_slowdown_c", "power_w", "power_limit_w",
+    "clocks_sm_mhz", "clocks_mem_mhz", "clocks_sm_max_mhz", "clocks_mem_max_mhz", "clock_event_reasons",
+    "ecc_mode_current", "ecc_volatile_sbe", "ecc_volatile_dbe", "ecc_aggregate_sbe", "ecc_aggregate_dbe",
+    "retired_pages_sbe", "retired_pages_dbe", "retired_pages_pending", "remapped_rows",
+    "pcie_gen", "pcie_gen_max", "pcie_width", "pcie_width_max", "pcie_replay_count", "nvlink",
+)
+
+
+class GpuReadingError(GpuError):
+    """A recorded reading is unreadable or malformed (the message names file, field and value)."""
+
+
+class NvmlUnavailableError(GpuError):
+    """NVML cannot be used on this host (no library, no driver, no permission)."""
+
+
+def import_pynvml() -> Any:
+    """Import ``pynvml`` (nvidia-ml-py) or raise :class:`NvmlUnavailableError` saying what to install."""
+    try:
+        import pynvml  # pylint: disable=import-outside-toplevel,import-error
+    except ImportError as exc:
+        raise NvmlUnavailableError("Python package nvidia-ml-py (module pynvml) is not installed: %s" % exc) from exc
+    return pynvml
+
+
+def nvml_error_code(err: BaseException) -> Optional[int]:
+    """The NVML return code carried by an NVMLError (``None`` for other exceptions)."""
+    value = getattr(err, "value", None)
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def nvml_error_name(err: BaseException) -> str:
+    """``NVML_ERROR_*`` name of an NVMLError, else the exception's type and text."""
+    code = nvml_error_code(err)
+    if code is not None:
+        return NVML_ERROR_NAMES.get(code, "NVML_ERROR_%d" % code)
+    return "%s: %s" % (type(err).__name__, err)
+
+
+def decode_clock_event_reasons(mask: Optional[int]) -> List[str]:
+    """Names of the clock event (throttle) reason bits set in ``mask``."""
+    if not isinstance(mask, int) or isinstance(mask, bool):
+        return []
+    return [name for bit, name in CLOCK_EVENT_REASONS if mask & bit]
+
+
+def _text(value: Any) -> Any:
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return value
+
+
+def _cuda_version_text(value: Any) -> Any:
+    """NVML's CUDA driver version integer (12040) as text (``12.4``)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return "%d.%d" % (value // 1000, (value % 1000) // 10)
+    return _text(value)
+
+
+class _Reader:
+    """One pass over NVML; collects per-field results and errors without raising."""
+
+    def __init__(self, nvml: Any) -> None:
+        self.nvml = nvml
+        self.error_class = getattr(nvml, "NVMLError", None)
+
+    def is_nvml_error(self, err: BaseException) -> bool:
+        return bool(self.error_class) and isinstance(err, self.error_class)
+
+    def call(self, target: Dict[str, Any], key: str, func: Callable[[], Any]) -> Any:
+        """Run one NVML query for ``key``; record unsupported/errors in ``target`` instead of raising."""
+        try:
+            return func()
+        except AttributeError:
+            # An older pynvml without this function: the same as NVML not supporting it.
+            target.setdefault("unsupported", []).append(key)
+        except Exception as err:  # pylint: disable=broad-except
+            if not self.is_nvml_error(err):
+                raise
+            if nvml_error_code(err) in (NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_FUNCTION_NOT_FOUND):
+                target.setdefault("unsupported", []).append(key)
+            else:
+                target.setdefault("errors", {})[key] = nvml_error_name(err)
+        return None
+
+    def field(self, gpu: Dict[str, Any], key: str, func: Callable[[], Any]) -> None:
+        gpu[key] = self.call(gpu, key, func)
+
+
+def _read_nvlinks(reader: _Reader, gpu: Dict[str, Any], handle: Any) -> None:
+    nvml = reader.nvml
+    links: List[Dict[str, Any]] = []
+    for link in range(NVML_NVLINK_MAX_LINKS):
+        try:
+            state = nvml.nvmlDeviceGetNvLinkState(handle, link)
+        except AttributeError:
+            break
+        except Exception as err:  # pylint: disable=broad-except
+            if not reader.is_nvml_error(err):
+                raise
+            code = nvml_error_code(err)
+            if code in (NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_FUNCTION_NOT_FOUND):
+                continue  # this link does not exist on this GPU
+            links.append({"link": link, "active": None, "error": nvml_error_name(err)})
+            continue
+        entry: Dict[str, Any] = {"link": link, "active": state == NVML_FEATURE_ENABLED}
+        for name, counter in NVLINK_ERROR_COUNTERS:
+            entry[name] = reader.call(entry, name, lambda c=counter: nvml.nvmlDeviceGetNvLinkErrorCounter(handle, link, c))
+        links.append(entry)
+    if links:
+        gpu["nvlink"] = links
+    else:
+        gpu["nvlink"] = None
+        gpu.setdefault("unsupported", []).append("nvlink")
+
+
+def _read_gpu(reader: _Reader, index: int, handle: Any) -> Dict[str, Any]:
+    nvml = reader.nvml
+    gpu: Dict[str, Any] = {"index": index, "unsupported": [], "errors": {}, "xids": []}
+    f = reader.field
+    f(gpu, "name", lambda: _text(nvml.nvmlDeviceGetName(handle)))
+    f(gpu, "uuid", lambda: _text(nvml.nvmlDeviceGetUUID(handle)))
+    f(gpu, "serial", lambda: _text(nvml.nvmlDeviceGetSerial(handle)))
+    f(gpu, "pci_bus_id", lambda: _text(nvml.nvmlDeviceGetPciInfo(handle).busId))
+    f(gpu, "temperature_c", lambda: nvml.nvmlDeviceGetTemperature(handle, NVML_TEMPERATURE_GPU))
+    f(gpu, "temperature_slowdown_c",
+      lambda: nvml.nvmlDeviceGetTemperatureThreshold(handle, NVML_TEMPERATURE_THRESHOLD_SLOWDOWN))
+    f(gpu, "power_w", lambda: round(nvml.nvmlDeviceGetPowerUsage(handle) / 1000.0, 3))
+    f(gpu, "power_limit_w", lambda: round(nvml.nvmlDeviceGetEnforcedPowerLimit(handle) / 1000.0, 3))
+    f(gpu, "clocks_sm_mhz", lambda: nvml.nvmlDeviceGetClockInfo(handle, NVML_CLOCK_SM))
+    f(gpu, "clocks_mem_mhz", lambda: nvml.nvmlDeviceGetClockInfo(handle, NVML_CLOCK_MEM))
+    f(gpu, "clocks_sm_max_mhz", lambda: nvml.nvmlDeviceGetMaxClockInfo(handle, NVML_CLOCK_SM))
+    f(gpu, "clocks_mem_max_mhz", lambda: nvml.nvmlDeviceGetMaxClockInfo(handle, NVML_CLOCK_MEM))
+
+    def _reasons() -> int:
+        getter = getattr(nvml, "nvmlDeviceGetCurrentClocksEventReasons", None)
+        if getter is None:
+            getter = nvml.nvmlDeviceGetCurrentClocksThrottleReasons
+        return int(getter(handle))
+
+    f(gpu, "clock_event_reasons", _reasons)
+    gpu["clock_event_reason_names"] = decode_clock_event_reasons(gpu["clock_event_reasons"])
+    f(gpu, "ecc_mode_current", lambda: bool(nvml.nvmlDeviceGetEccMode(handle)[0] == NVML_FEATURE_ENABLED))
+    for key, err_type, counter in (("ecc_volatile_sbe", NVML_MEMORY_ERROR_TYPE_CORRECTED, NVML_VOLATILE_ECC),
+                                   ("ecc_volatile_dbe", NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_VOLATILE_ECC),
+                                   ("ecc_aggregate_sbe", NVML_MEMORY_ERROR_TYPE_CORRECTED, NVML_AGGREGATE_ECC),
+                                   ("ecc_aggregate_dbe", NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_AGGREGATE_ECC)):
+        f(gpu, key, lambda e=err_type, c=counter: int(nvml.nvmlDeviceGetTotalEccErrors(handle, e, c)))
+    f(gpu, "retired_pages_sbe",
+      lambda: len(nvml.nvmlDeviceGetRetiredPages(handle, NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS)))
+    f(gpu, "retired_pages_dbe",
+      lambda: len(nvml.nvmlDeviceGetRetiredPages(handle, NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR)))
+    f(gpu, "retired_pages_pending",
+      lambda: bool(nvml.nvmlDeviceGetRetiredPagesPendingStatus(handle) == NVML_FEATURE_ENABLED))
+
+    def _remap() -> Dict[str, Any]:
+        corr, unc, pending, failure = nvml.nvmlDeviceGetRemappedRows(handle)
+        return {"correctable": int(corr), "uncorrectable": int(unc), "pending": bool(pending), "failure": bool(failure)}
+
+    f(gpu, "remapped_rows", _remap)
+    f(gpu, "pcie_gen", lambda: nvml.nvmlDeviceGetCurrPcieLinkGeneration(handle))
+    f(gpu, "pcie_gen_max", lambda: nvml.nvmlDeviceGetMaxPcieLinkGeneration(handle))
+    f(gpu, "pcie_width", lambda: nvml.nvmlDeviceGetCurrPcieLinkWidth(handle))
+    f(gpu, "pcie_width_max", lambda: nvml.nvmlDeviceGetMaxPcieLinkWidth(handle))
+    f(gpu, "pcie_replay_count", lambda: nvml.nvmlDeviceGetPcieReplayCounter(handle))
+    _read_nvlinks(reader, gpu, handle)
+    return gpu
+
+
+def _listen_for_xids(reader: _Reader, reading: Dict[str, Any], handles: Dict[int, Any], window_s: float,
+                     clock: Callable[[], float]) -> None:
+    """Collect XID events for ``window_s`` seconds; each goes to its GPU's ``xids`` (else the host's list)."""
+    nvml = reader.nvml
+    by_index = {gpu["index"]: gpu for gpu in reading["gpus"]}
+    status: Dict[str, Any] = {"window_s": window_s, "registered": [], "errors": {}}
+    reading["xid_listen"] = status
+    event_set = reader.call(status, "event_set", nvml.nvmlEventSetCreate)
+    if event_set is None:
+        return
+    try:
+        for index, handle in handles.items():
+            try:
+                nvml.nvmlDeviceRegisterEvents(handle, NVML_EVENT_TYPE_XID_CRITICAL_ERROR, event_set)
+                status["registered"].append(index)
+            except Exception as err:  # pylint: disable=broad-except
+                if not reader.is_nvml_error(err):
+                    raise
+                status["errors"]["gpu%d" % index] = nvml_error_name(err)
+        deadline = clock() + window_s
+        while status["registered"]:
+            remaining_ms = int((deadline - clock()) * 1000)
+            if remaining_ms <= 0:
+                break
+            try:
+                data = nvml.nvmlEventSetWait_v2(event_set, remaining_ms)
+            except Exception as err:  # pylint: disable=broad-except
+                if not reader.is_nvml_error(err):
+                    raise
+                if nvml_error_code(err) != NVML_ERROR_TIMEOUT:
+                    status["errors"]["wait"] = nvml_error_name(err)
+                break
+            if not int(getattr(data, "eventType", 0)) & NVML_EVENT_TYPE_XID_CRITICAL_ERROR:
+                continue
+            xid = int(data.eventData)
+            index = reader.call(status, "event_device", lambda d=data: nvml.nvmlDeviceGetIndex(d.device))
+            if index in by_index:
+                by_index[index]["xids"].append(xid)
+            else:
+                reading["xid_events"].append({"gpu_index": index, "xid": xid})
+    finally:
+        reader.call(status, "event_set_free", lambda: nvml.nvmlEventSetFree(event_set))
+
+
+def read_gpus(nvml: Any = None, host: str = "localhost", xid_window_s: float = 0.0,
+              clock: Callable[[], float] = time.monotonic) -> Dict[str, Any]:
+    """Read every GPU through ``nvml`` (the ``pynvml`` module, or a :class:`RecordedNvml`).
+
+    Raises :class:`NvmlUnavailableError` when NVML cannot be initialised (for example
+    "NVML library not found on <host> (no NVIDIA driver?)"); everything after initialisation is
+    tolerant and ends up in the reading.
+    """
+    if nvml is None:
+        nvml = import_pynvml()
+    reader = _Reader(nvml)
+    try:
+        nvml.nvmlInit()
+    except Exception as err:  # pylint: disable=broad-except
+        if not reader.is_nvml_error(err):
+            raise
+        code = nvml_error_code(err)
+        if code == NVML_ERROR_LIBRARY_NOT_FOUND:
+            message = "NVML library not found on %s (no NVIDIA driver?)" % host
+        elif code == NVML_ERROR_DRIVER_NOT_LOADED:
+            message = "NVIDIA driver is not loaded on %s (NVML: %s)" % (host, nvml_error_name(err))
+        elif code == NVML_ERROR_NO_PERMISSION:
+            message = "no permission to use NVML on %s (NVML: %s)" % (host, nvml_error_name(err))
+        else:
+            message = "NVML could not be initialised on %s (%s)" % (host, nvml_error_name(err))
+        raise NvmlUnavailableError(message, field="nvmlInit", value=nvml_error_name(err)) from err
+    reading: Dict[str, Any] = {"format": READINGS_FORMAT, "host": host, "unsupported": [], "errors": {},
+                               "gpus": [], "xid_events": []}
+    try:
+        reading["driver_version"] = reader.call(reading, "driver_version", lambda: _text(nvml.nvmlSystemGetDriverVersion()))
+        reading["cuda_driver_version"] = reader.call(
+            reading, "cuda_driver_version", lambda: _cuda_version_text(nvml.nvmlSystemGetCudaDriverVersion()))
+        reading["nvml_version"] = reader.call(reading, "nvml_version", lambda: _text(nvml.nvmlSystemGetNVMLVersion()))
+        count = reader.call(reading, "device_count", nvml.nvmlDeviceGetCount)
+        reading["device_count"] = count
+        handles: Dict[int, Any] = {}
+        for index in range(count or 0):
+            gpu_errors: Dict[str, Any] = {}
+            handle = reader.call(gpu_errors, "handle", lambda i=index: nvml.nvmlDeviceGetHandleByIndex(i))
+            if handle is None:
+                reading["gpus"].append({"index": index, "unsupported": gpu_errors.get("unsupported", []),
+                                        "errors": gpu_errors.get("errors", {"handle": "no handle"}), "xids": []})
+                continue
+            handles[index] = handle
+            reading["gpus"].append(_read_gpu(reader, index, handle))
+        if xid_window_s and xid_window_s > 0:
+            _listen_for_xids(reader, reading, handles, float(xid_window_s), clock)
+    finally:
+        try:
+            nvml.nvmlShutdown()
+        except Exception as err:  # pylint: disable=broad-except
+            if not reader.is_nvml_error(err):
+                raise
+    return reading
+
+
+# --------------------------------------------------------------------------------------------
+# Replaying recordings
+
+
+class RecordedNvmlError(Exception):
+    """NVMLError of :class:`RecordedNvml` (carries ``value`` like pynvml's NVMLError)."""
+
+    def __init__(self, value: int) -> None:
+        self.value = value
+        super().__init__(NVML_ERROR_NAMES.get(value, "NVML_ERROR_%d" % value))
+
+
+class _Handle:
+    __slots__ = ("index",)
+
+    def __init__(self, index: int) -> None:
+        self.index = index
+
+    def __repr__(self) -> str:
+        return "<RecordedNvml handle %d>" % self.index
+
+
+def _expect(cond: bool, message: str, source: str, field: str, value: Any) -> None:
+    if not cond:
+        raise GpuReadingError(message, file=source, field=field, value=value)
+
+
+def validate_recording(data: Any, source: str = "<recording>") -> Dict[str, Any]:
+    """Check the shape of a recorded reading; returns it.  Errors name the file, field and value."""
+    _expect(isinstance(data, dict), "a GPU reading must be a mapping", source, "(top level)", type(data).__name__)
+    _expect(data.get("format") == READINGS_FORMAT, "unknown reading format (expected %s)" % READINGS_FORMAT,
+            source, "format", data.get("format"))
+    init_error = data.get("init_error")
+    if init_error is not None:
+        _expect(init_error in NVML_ERROR_CODES, "unknown NVML error name", source, "init_error", init_error)
+        return data
+    count = data.get("device_count")
+    _expect(count is None or (isinstance(count, int) and not isinstance(count, bool) and count >= 0),
+            "device_count must be a non-negative integer", source, "device_count", count)
+    gpus = data.get("gpus")
+    _expect(isinstance(gpus, list), "gpus must be a list", source, "gpus", type(gpus).__name__)
+    seen = set()
+    for pos, gpu in enumerate(gpus):
+        where = "gpus[%d]" % pos
+        _expect(isinstance(gpu, dict), "each GPU must be a mapping", source, where, type(gpu).__name__)
+        index = gpu.get("index")
+        _expect(isinstance(index, int) and not isinstance(index, bool) and index >= 0,
+                "index must be a non-negative integer", source, where + ".index", index)
+        _expect(index not in seen, "duplicate GPU index", source, where + ".index", index)
+        seen.add(index)
+        _expect(count is None or index < count, "GPU index is not below device_count", source, where + ".index", index)
+        for key, value in (gpu.get("errors") or {}).items():
+            _expect(value in NVML_ERROR_CODES, "unknown NVML error name", source, "%s.errors.%s" % (where, key), value)
+        for xid in gpu.get("xids") or []:
+            _expect(isinstance(xid, int) and not isinstance(xid, bool) and xid > 0, "an XID must be a positive integer",
+                    source, where + ".xids", xid)
+        nvlink = gpu.get("nvlink")
+        _expect(nvlink is None or isinstance(nvlink, list), "nvlink must be a list of links", source, where + ".nvlink", nvlink)
+        for link in nvlink or []:
+            _expect(isinstance(link, dict) and isinstance(link.get("link"), int), "each NVLink needs an integer link number",
+                    source, where + ".nvlink", link)
+    return data
+
+
+def load_recording(path: str) -> Dict[str, Any]:
+    """Load and validate a recorded reading (JSON) from ``path``."""
+    try:
+        size = os.path.getsize(path)
+    except OSError as exc:
+        raise GpuReadingError("cannot read recorded GPU readings: %s" % (exc.strerror or exc), file=path) from exc
+    if size > MAX_RECORDING_BYTES:
+        raise GpuReadingError("recorded GPU readings are larger than %d bytes" % MAX_RECORDING_BYTES, file=path, value=size)
+    try:
+        with open(path, "r", encoding="utf-8") as handle:
+            data = json.load(handle)
+    except OSError as exc:
+        raise GpuReadingError("cannot read recorded GPU readings: %s" % (exc.strerror or exc), file=path) from exc
+    except ValueError as exc:
+        line = getattr(exc, "lineno", None)
+        raise GpuReadingError("recorded GPU readings are not valid JSON: %s" % exc, file=path, line=line) from exc
+    return validate_recording(data, path)
+
+
+class RecordedNvml:
+    """Answers the NVML calls :func:`read_gpus` makes from a recorded reading.
+
+    A field that is missing (or ``null``) or listed in a GPU's ``unsupported`` raises
+    NOT_SUPPORTED; a field named in ``errors`` raises that NVML error; ``init_error`` at the top
+    level makes ``nvmlInit`` fail (for example ``NVML_ERROR_LIBRARY_NOT_FOUND``).  Recorded XIDs
+    are delivered as events, then the wait times out at once (no real waiting).
+    """
+
+    NVMLError = RecordedNvmlError
+
+    def __init__(self, recording: Dict[str, Any], source: str = "<recording>") -> None:
+        self.recording = validate_recording(recording, source)
+        self.source = source
+        self._gpus = {gpu["index"]: gpu for gpu in recording.get("gpus", [])}
+        self._events: List[SimpleNamespace] = []
+        self.initialised = False
+
+    @classmethod
+    def from_file(cls, path: str) -> "RecordedNvml":
+        """Load ``path`` (see :func:`load_recording`) and wrap it."""
+        return cls(load_recording(path), path)
+
+    # -- helpers
+    @staticmethod
+    def _raise(name: str) -> None:
+        raise RecordedNvmlError(NVML_ERROR_CODES.get(name, NVML_ERROR_UNKNOWN))
+
+    def _system(self, key: str) -> Any:
+        if key in (self.recording.get("errors") or {}):
+            self._raise(self.recording["errors"][key])
+        value = self.recording.get(key)
+        if value is None or key in (self.recording.get("unsupported") or []):
+            self._raise("NVML_ERROR_NOT_SUPPORTED")
+        return value
+
+    def _gpu(self, handle: Any) -> Dict[str, Any]:
+        index = handle.index if isinstance(handle, _Handle) else handle
+        gpu = self._gpus.get(index)
+        if gpu is None:
+            self._raise("NVML_ERROR_INVALID_ARGUMENT")
+        return gpu
+
+    def _value(self, handle: Any, key: str) -> Any:
+        gpu = self._gpu(handle)
+        errors = gpu.get("errors") or {}
+        if "handle" in errors:
+            self._raise(errors["handle"])
+        if key in errors:
+            self._raise(errors[key])
+        value = gpu.get(key)
+        if value is None or key in (gpu.get("unsupported") or []):
+            self._raise("NVML_ERROR_NOT_SUPPORTED")
+        return value
+
+    # -- system
+    def nvmlInit(self) -> None:  # pylint: disable=invalid-name
+        """Fail with the recorded ``init_error``, if any."""
+        if self.recording.get("init_error"):
+            self._raise(self.recording["init_error"])
+        self.initialised = True
+        self._events = []
+        for gpu in sorted(self._gpus.values(), key=lambda g: g["index"]):
+            for xid in gpu.get("xids") or []:
+                self._events.append(SimpleNamespace(eventType=NVML_EVENT_TYPE_XID_CRITICAL_ERROR, eventData=xid,
+                                                    device=_Handle(gpu["index"])))
+        for event in self.recording.get("xid_events") or []:
+            index = event.get("gpu_index")
+            self._events.append(SimpleNamespace(eventType=NVML_EVENT_TYPE_XID_CRITICAL_ERROR, eventData=event.get("xid"),
+                                                device=_Handle(index if isinstance(index, int) else -1)))
+
+    def nvmlShutdown(self) -> None:  # pylint: disable=invalid-name
+        """Forget the session."""
+        self.initialised = False
+
+    def nvmlSystemGetDriverVersion(self) -> str:  # pylint: disable=invalid-name
+        """Recorded driver version."""
+        return self._system("driver_version")
+
+    def nvmlSystemGetCudaDriverVersion(self) -> int:  # pylint: disable=invalid-name
+        """Recorded CUDA version ``"12.4"`` as NVML's integer 12040."""
+        text = str(self._system("cuda_driver_version"))
+        major, minor = (text.split(".", 1) + ["0"])[:2]
+        return int(major) * 1000 + int(minor or 0) * 10
+
+    def nvmlSystemGetNVMLVersion(self) -> str:  # pylint: disable=invalid-name
+        """Recorded NVML version."""
+        return self._system("nvml_version")
+
+    def nvmlDeviceGetCount(self) -> int:  # pylint: disable=invalid-name
+        """Recorded device count (default: number of recorded GPUs)."""
+        if "device_count" in (self.recording.get("errors") or {}):
+            self._raise(self.recording["errors"]["device_count"])
+        count = self.recording.get("device_count")
+        return len(self._gpus) if count is None else count
+
+    def nvmlDeviceGetHandleByIndex(self, index: int) -> _Handle:  # pylint: disable=invalid-name
+        """A handle, or the recorded ``errors.handle`` (e.g. GPU_IS_LOST)."""
+        gpu = self._gpus.get(index)
+        if gpu is None:
+            self._raise("NVML_ERROR_INVALID_ARGUMENT")
+        if "handle" in (gpu.get("errors") or {}):
+            self._raise(gpu["errors"]["handle"])
+        return _Handle(index)
+
+    def nvmlDeviceGetIndex(self, handle: Any) -> int:  # pylint: disable=invalid-name
+        """Index of a handle."""
+        return self._gpu(handle)["index"]
+
+    # -- device fields
+    def nvmlDeviceGetName(self, handle: Any) -> str:  # pylint: disable=invalid-name
+        """Recorded ``name``."""
+        return self._value(handle, "name")
+
+    def nvmlDeviceGetUUID(self, handle: Any) -> str:  # pylint: disable=invalid-name
+        """Recorded ``uuid``."""
+        return self._value(handle, "uuid")
+
+    def nvmlDeviceGetSerial(self, handle: Any) -> str:  # pylint: disable=invalid-name
+        """Recorded ``serial``."""
+        return self._value(handle, "serial")
+
+    def nvmlDeviceGetPciInfo(self, handle: Any) -> SimpleNamespace:  # pylint: disable=invalid-name
+        """Recorded ``pci_bus_id`` as ``busId``."""
+        return SimpleNamespace(busId=self._value(handle, "pci_bus_id"))
+
+    def nvmlDeviceGetTemperature(self, handle: Any, _sensor: int) -> int:  # pylint: disable=invalid-name
+        """Recorded ``temperature_c``."""
+        return self._value(handle, "temperature_c")
+
+    def nvmlDeviceGetTemperatureThreshold(self, handle: Any, _kind: int) -> int:  # pylint: disable=invalid-name
+        """Recorded ``temperature_slowdown_c``."""
+        return self._value(handle, "temperature_slowdown_c")
+
+    def nvmlDeviceGetPowerUsage(self, handle: Any) -> int:  # pylint: disable=invalid-name
+        """Recorded ``power_w`` in milliwatts."""
+        return int(round(float(self._value(handle, "power_w")) * 1000))
+
+    def nvmlDeviceGetEnforcedPowerLimit(self, handle: Any) -> int:  # pylint: disable=invalid-name
+        """Recorded ``power_limit_w`` in milliwatts."""
+        return int(round(float(self._value(handle, "power_limit_w")) * 1000))
+
+    def nvmlDeviceGetClockInfo(self, handle: Any, clock: int) -> int:  # pylint: disable=invalid-name
+        """Recorded current SM/memory clock."""
+        return self._value(handle, "clocks_sm_mhz" if clock == NVML_CLOCK_SM else "clocks_mem_mhz")
+
+    def nvmlDeviceGetMaxClockInfo(self, handle: Any, clock: int) -> int:  # pylint: disable=invalid-name
+        """Recorded maximum SM/memory clock."""
+        return self._value(handle, "clocks_sm_max_mhz" if clock == NVML_CLOCK_SM else "clocks_mem_max_mhz")
+
+    def nvmlDeviceGetCurrentClocksEventReasons(self, handle: Any) -> int:  # pylint: disable=invalid-name
+        """Recorded clock event reason bit mask."""
+        return self._value(handle, "clock_event_reasons")
+
+    def nvmlDeviceGetEccMode(self, handle: Any) -> List[int]:  # pylint: disable=invalid-name
+        """Recorded ECC mode as [current, pending]."""
+        mode = 1 if self._value(handle, "ecc_mode_current") else 0
+        return [mode, mode]
+
+    def nvmlDeviceGetTotalEccErrors(self, handle: Any, error_type: int, counter: int) -> int:  # pylint: disable=invalid-name
+        """Recorded ECC counters."""
+        kind = "sbe" if error_type == NVML_MEMORY_ERROR_TYPE_CORRECTED else "dbe"
+        scope = "volatile" if counter == NVML_VOLATILE_ECC else "aggregate"
+        return self._value(handle, "ecc_%s_%s" % (scope, kind))
+
+    def nvmlDeviceGetRetiredPages(self, handle: Any, cause: int) -> List[int]:  # pylint: disable=invalid-name
+        """As many fake page addresses as recorded."""
+        key = "retired_pages_sbe" if cause == NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS else "retired_pages_dbe"
+        return list(range(int(self._value(handle, key))))
+
+    def nvmlDeviceGetRetiredPagesPendingStatus(self, handle: Any) -> int:  # pylint: disable=invalid-name
+        """Recorded pending retirement flag."""
+        return NVML_FEATURE_ENABLED if self._value(handle, "retired_pages_pending") else 0
+
+    def nvmlDeviceGetRemappedRows(self, handle: Any) -> tuple:  # pylint: disable=invalid-name
+        """Recorded row remapper state as (correctable, uncorrectable, pending, failure)."""
+        rows = self._value(handle, "remapped_rows")
+        return (int(rows.get("correctable", 0)), int(rows.get("uncorrectable", 0)),
+                1 if rows.get("pending") else 0, 1 if rows.get("failure") else 0)
+
+    def nvmlDeviceGetCurrPcieLinkGeneration(self, handle: Any) -> int:  # pylint: disable=invalid-name
+        """Recorded ``pcie_gen``."""
+        return self._value(handle, "pcie_gen")
+
+    def nvmlDeviceGetMaxPcieLinkGeneration(self, handle: Any) -> int:  # pylint: disable=invalid-name
+        """Recorded ``pcie_gen_max``."""
+        return self._value(handle, "pcie_gen_max")
+
+    def nvmlDeviceGetCurrPcieLinkWidth(self, handle: Any) -> int:  # pylint: disable=invalid-name
+        """Recorded ``pcie_width``."""
+        return self._value(handle, "pcie_width")
+
+    def nvmlDeviceGetMaxPcieLinkWidth(self, handle: Any) -> int:  # pylint: disable=invalid-name
+        """Recorded ``pcie_width_max``."""
+        return self._value(handle, "pcie_width_max")
+
+    def nvmlDeviceGetPcieReplayCounter(self, handle: Any) -> int:  # pylint: disable=invalid-name
+        """Recorded ``pcie_replay_count``."""
+        return self._value(handle, "pcie_replay_count")
+
+    def _link(self, handle: Any, link: int) -> Dict[str, Any]:
+        links = self._value(handle, "nvlink")
+        for entry in links:
+            if entry.get("link") == link:
+                if entry.get("error"):
+                    self._raise(entry["error"])
+                return entry
+        self._raise("NVML_ERROR_INVALID_ARGUMENT")
+        return {}  # not reached
+
+    def nvmlDeviceGetNvLinkState(self, handle: Any, link: int) -> int:  # pylint: disable=invalid-name
+        """Recorded link state (1 = active)."""
+        return NVML_FEATURE_ENABLED if self._link(handle, link).get("active") else 0
+
+    def nvmlDeviceGetNvLinkErrorCounter(self, handle: Any, link: int, counter: int) -> int:  # pylint: disable=invalid-name
+        """Recorded link error counter (missing counters are NOT_SUPPORTED)."""
+        entry = self._link(handle, link)
+        name = dict((c, n) for n, c in NVLINK_ERROR_COUNTERS).get(counter)
+        value = entry.get(name) if name else None
+        if value is None:
+            self._raise("NVML_ERROR_NOT_SUPPORTED")
+        return value
+
+    # -- events
+    def nvmlEventSetCreate(self) -> str:  # pylint: disable=invalid-name
+        """A token standing for the event set."""
+        return "recorded-event-set"
+
+    def nvmlDeviceRegisterEvents(self, handle: Any, _types: int, _event_set: Any) -> None:  # pylint: disable=invalid-name
+        """Registration succeeds for every recorded GPU that has a handle."""
+        self._gpu(handle)
+
+    def nvmlEventSetWait_v2(self, _event_set: Any, _timeout_ms: int) -> SimpleNamespace:  # pylint: disable=invalid-name
+        """Next recorded XID event, else an immediate timeout."""
+        if not self._events:
+            self._raise("NVML_ERROR_TIMEOUT")
+        return self._events.pop(0)
+
+    def nvmlEventSetFree(self, _event_set: Any) -> None:  # pylint: disable=invalid-name
+        """Nothing to free."""
+        return None
+
+
+def strip_volatile(reading: Dict[str, Any]) -> Dict[str, Any]:
+    """A copy of ``reading`` without the event-listening details (for comparing readings)."""
+    return {key: value for key, value in reading.items() if key != "xid_listen"}

@@ -1,0 +1,356 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, dsxos.cluster contributors
+# Apache License 2.0 (see LICENSE)
+"""A per-node lock held as a ``coordination.k8s.io/v1`` Lease, so only one automation acts on a node at a time.
+
+The Lease ``dsxos-node-lock-<node>`` lives in a dedicated namespace (default ``dsxos-system``, created when missing) and
+carries ``holderIdentity``, ``leaseDurationSeconds``, ``acquireTime``, ``renewTime``, ``leaseTransitions`` and the
+annotations ``dsxos.io/lock-purpose``, ``dsxos.io/lock-reason``, ``dsxos.io/previous-holder``,
+``dsxos.io/released-by``/``released-at``. Every write is a PUT with the read ``resourceVersion`` (optimistic concurrency):
+on 409 the Lease is read again and the decision re-made.
+
+* ``acquire``: free (absent, released or expired) -> take it (``created``/``acquired``/``taken_over``, the previous
+  holder recorded); held by us -> renew (a write: ``changed`` is true and ``renewTime`` moves); held by someone else and
+  not expired -> wait up to ``wait_timeout_s``, then fail naming the holder and the expiry.
+* ``renew``: only by the holder (fails otherwise, naming the current holder).
+* ``release``: by the holder clears ``holderIdentity``; not held / held by someone else -> no-op with a message, unless
+  ``force`` (which records who broke whose lock).
+"""
+from __future__ import annotations
+
+import datetime
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping, Optional
+
+from ansible_collections.dsxos.cluster.plugins.module_utils.kube.client import (
+    K8sConflict, K8sError, K8sNotFound, KubeClient, client_from_params, ensure_namespace,
+)
+from ansible_collections.dsxos.cluster.plugins.module_utils.kube.names import K8sInvalidName, validate_namespace, validate_node_name, validate_subdomain
+
+LEASE_PREFIX = "dsxos-node-lock-"
+DEFAULT_NAMESPACE = "dsxos-system"
+ANN_PURPOSE = "dsxos.io/lock-purpose"
+ANN_REASON = "dsxos.io/lock-reason"
+ANN_PREVIOUS = "dsxos.io/previous-holder"
+ANN_RELEASED_BY = "dsxos.io/released-by"
+ANN_RELEASED_AT = "dsxos.io/released-at"
+LABEL_NODE = "dsxos.io/node"
+LABEL_MANAGED = "app.kubernetes.io/managed-by"
+MAX_CONFLICT_RETRIES = 10
+STATES = ("acquire", "release", "renew")
+
+
+class NodeLockHeld(K8sError):
+    """The lock is held by someone else and has not expired (names holder and expiry)."""
+
+    def __init__(self, message: str, holder: str, expires_at: Optional[str], **kwargs: Any) -> None:
+        self.holder = holder
+        self.expires_at = expires_at
+        super().__init__(message, **kwargs)
+
+    def to_dict(self) -> dict[str, Any]:
+        out = super().to_dict()
+        out.update({"holder": self.holder, "expires_at": self.expires_at})
+        return out
+
+
+class NodeLockNotHeld(K8sError):
+    """``renew`` by someone who does not hold the lock."""
+
+
+@dataclass(frozen=True)
+class LockRequest:
+    """What the caller wants."""
+
+    node: str
+    holder: str
+    state: str = "acquire"
+    namespace: str = DEFAULT_NAMESPACE
+    duration_s: int = 900
+    purpose: str = ""
+    reason: str = ""
+    wait_timeout_s: float = 0.0
+    poll_interval_s: float = 2.0
+    force: bool = False
+
+    @property
+    def lease_name(self) -> str:
+        """``dsxos-node-lock-<node>``."""
+        return LEASE_PREFIX + self.node
+
+
+def validate_request(params: Mapping[str, Any]) -> LockRequest:
+    """Check node (RFC 1123), namespace, holder, state and numbers; raise :class:`K8sInvalidName` naming the field."""
+    node = validate_node_name(params.get("node"))
+    namespace = validate_namespace(params.get("namespace") or DEFAULT_NAMESPACE)
+    holder = params.get("holder")
+    if not isinstance(holder, str) or not holder.strip():
+        raise K8sInvalidName("holder must be a non-empty string identifying who takes the lock", "holder", holder)
+    if len(holder) > 253 or any(ord(c) < 32 for c in holder):
+        raise K8sInvalidName("holder must be at most 253 printable characters", "holder", holder)
+    state = params.get("state") or "acquire"
+    if state not in STATES:
+        raise K8sInvalidName(f"state must be one of {', '.join(STATES)}", "state", state)
+    duration = params.get("duration_s") if params.get("duration_s") is not None else 900
+    if isinstance(duration, bool) or not isinstance(duration, int) or duration < 1:
+        raise K8sInvalidName("duration_s must be a whole number of seconds >= 1", "duration_s", duration)
+    wait = float(params.get("wait_timeout_s") or 0.0)
+    poll = float(params.get("poll_interval_s") or 2.0)
+    if wait < 0 or poll <= 0:
+        raise K8sInvalidName("wait_timeout_s must be >= 0 and poll_interval_s > 0", "wait_timeout_s", wait)
+    for key in ("purpose", "reason"):
+        value = params.get(key) or ""
+        if not isinstance(value, str) or len(value) > 1024:
+            raise K8sInvalidName(f"{key} must be a string of at most 1024 characters", key, value)
+    validate_subdomain(LEASE_PREFIX + node, "lease name (dsxos-node-lock-<node>)")
+    return LockRequest(node=node, holder=holder.strip(), state=state, namespace=namespace, duration_s=duration,
+                       purpose=params.get("purpose") or "", reason=params.get("reason") or "", wait_timeout_s=wait,
+                       poll_interval_s=poll, force=bool(params.get("force")))
+
+
+def format_micro_time(moment: datetime.datetime) -> str:
+    """RFC 3339 with microseconds in UTC (a Kubernetes ``MicroTime``)."""
+    return moment.astimezone(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def parse_time(value: Any) -> Optional[datetime.datetime]:
+    """A ``MicroTime``/``Time`` string or datetime -> aware UTC datetime; None when empty/unparseable."""
+    if value in (None, ""):
+        return None
+    if isinstance(value, datetime.datetime):
+        return value if value.tzinfo else value.replace(tzinfo=datetime.timezone.utc)
+    text = str(value).strip().replace("Z", "+00:00")
+    try:
+        moment = datetime.datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    return moment if moment.tzinfo else moment.replace(tzinfo=datetime.timezone.utc)
+
+
+def lease_view(lease: Optional[Mapping[str, Any]], now: datetime.datetime) -> dict[str, Any]:
+    """Holder, times, expiry and annotations of a Lease (API JSON form), as returned to the user."""
+    if not lease:
+        return {"exists": False, "holder": None, "expired": True, "expires_at": None}
+    spec = lease.get("spec") or {}
+    meta = lease.get("metadata") or {}
+    renew = parse_time(spec.get("renewTime")) or parse_time(spec.get("acquireTime"))
+    duration = spec.get("leaseDurationSeconds")
+    expires = renew + datetime.timedelta(seconds=int(duration)) if renew is not None and duration else None
+    holder = spec.get("holderIdentity") or None
+    return {
+        "exists": True, "name": meta.get("name"), "namespace": meta.get("namespace"), "holder": holder,
+        "acquire_time": spec.get("acquireTime"), "renew_time": spec.get("renewTime"), "lease_duration_s": duration,
+        "lease_transitions": spec.get("leaseTransitions") or 0,
+        "expires_at": format_micro_time(expires) if expires and holder else None,
+        "expired": holder is None or expires is None or expires <= now,
+        "annotations": dict(meta.get("annotations") or {}), "resource_version": meta.get("resourceVersion"),
+    }
+
+
+class NodeLock:
+    """Acquire/renew/release one node's Lease through a :class:`KubeClient`."""
+
+    def __init__(self, client: KubeClient, request: LockRequest, check_mode: bool = False,
+                 clock: Callable[[], datetime.datetime] = lambda: datetime.datetime.now(datetime.timezone.utc),
+                 sleep: Callable[[float], None] = time.sleep) -> None:
+        self.client = client
+        self.req = request
+        self.check_mode = check_mode
+        self.clock = clock
+        self.sleep = sleep
+
+    # ------------------------------------------------------------------ API
+
+    def _read(self) -> Optional[dict[str, Any]]:
+        try:
+            lease = self.client.call("get", "leases", self.client.coordination.read_namespaced_lease, self.req.lease_name, self.req.namespace)
+        except K8sNotFound:
+            return None
+        return self.client.to_plain(lease)
+
+    def _ensure_namespace(self) -> None:
+        ensure_namespace(self.client, self.req.namespace, {LABEL_MANAGED: "dsxos.cluster"})
+
+    def _body(self, current: Optional[Mapping[str, Any]], spec: dict[str, Any], annotations: dict[str, Optional[str]]) -> dict[str, Any]:
+        meta: dict[str, Any] = {"name": self.req.lease_name, "namespace": self.req.namespace,
+                                "labels": {LABEL_NODE: self.req.node, LABEL_MANAGED: "dsxos.cluster"}}
+        merged = dict(((current or {}).get("metadata") or {}).get("annotations") or {})
+        for key, value in annotations.items():
+            if value is None:
+                merged.pop(key, None)
+            else:
+                merged[key] = value
+        meta["annotations"] = merged
+        if current is not None:
+            meta["resourceVersion"] = (current.get("metadata") or {}).get("resourceVersion")
+            labels = dict((current.get("metadata") or {}).get("labels") or {})
+            labels.update(meta["labels"])
+            meta["labels"] = labels
+        return {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": meta, "spec": spec}
+
+    def _write(self, current: Optional[Mapping[str, Any]], body: dict[str, Any]) -> dict[str, Any]:
+        if current is None:
+            created = self.client.call("create", "leases", self.client.coordination.create_namespaced_lease, self.req.namespace, body)
+            return self.client.to_plain(created)
+        replaced = self.client.call("update", "leases", self.client.coordination.replace_namespaced_lease,
+                                    self.req.lease_name, self.req.namespace, body)
+        return self.client.to_plain(replaced)
+
+    # ------------------------------------------------------------------ decisions
+
+    def _result(self, changed: bool, action: str, lease: Optional[Mapping[str, Any]], message: str, **extra: Any) -> dict[str, Any]:
+        now = self.clock()
+        view = lease_view(lease, now)
+        out = {"changed": changed, "action": action, "node": self.req.node, "lease_name": self.req.lease_name,
+               "namespace": self.req.namespace, "holder": view.get("holder"), "held": view.get("holder") == self.req.holder and not view["expired"],
+               "expires_at": view.get("expires_at"), "lease": view, "message": message}
+        out.update(extra)
+        return out
+
+    def _with_conflicts(self, step: Callable[[Optional[dict[str, Any]]], Optional[dict[str, Any]]]) -> dict[str, Any]:
+        """Run ``step(current_lease)`` until it returns a result without meeting a 409 (re-reading each time)."""
+        for dummy in range(MAX_CONFLICT_RETRIES):
+            current = self._read()
+            try:
+                result = step(current)
+            except K8sConflict:
+                continue
+            if result is not None:
+                return result
+        raise K8sConflict(f"lease {self.req.namespace}/{self.req.lease_name}: still conflicting after {MAX_CONFLICT_RETRIES} "
+                          "re-reads (another writer keeps changing it)", verb="update", resource="leases", name=self.req.lease_name,
+                          namespace=self.req.namespace, status=409)
+
+    def acquire(self) -> dict[str, Any]:
+        """Take (or renew) the lock, waiting up to ``wait_timeout_s`` for another holder's lease to end."""
+        if not self.check_mode:
+            self._ensure_namespace()
+        deadline = time.monotonic() + self.req.wait_timeout_s
+        waited = 0.0
+        while True:
+            outcome = self._with_conflicts(self._acquire_step)
+            if outcome.get("action") != "held_by_other":
+                outcome["waited_s"] = round(waited, 3)
+                return outcome
+            remaining = deadline - time.monotonic()
+            if self.check_mode or remaining <= 0:
+                holder, expires = outcome["holder"], outcome["expires_at"]
+                suffix = f" (waited {waited:.1f} s)" if waited else ""
+                raise NodeLockHeld(f"node {self.req.node} is locked by {holder!r} until {expires} (lease {self.req.namespace}/"
+                                   f"{self.req.lease_name}, purpose {outcome['lease']['annotations'].get(ANN_PURPOSE, '')!r}, reason "
+                                   f"{outcome['lease']['annotations'].get(ANN_REASON, '')!r}){suffix}", holder=holder, expires_at=expires,
+                                   verb="acquire", resource="leases", name=self.req.lease_name, namespace=self.req.namespace)
+            pause = min(self.req.poll_interval_s, max(remaining, 0.0))
+            self.sleep(pause)
+            waited += pause
+
+    def _acquire_step(self, current: Optional[dict[str, Any]]) -> Optional[dict[str, Any]]:
+        now = self.clock()
+        view = lease_view(current, now)
+        stamp = format_micro_time(now)
+        annotations: dict[str, Optional[str]] = {ANN_PURPOSE: self.req.purpose, ANN_REASON: self.req.reason,
+                                                 ANN_RELEASED_BY: None, ANN_RELEASED_AT: None}
+        spec_old = (current or {}).get("spec") or {}
+        if view["holder"] == self.req.holder:
+            action, message = "renewed", f"lock on {self.req.node} renewed by {self.req.holder!r}"
+            spec = dict(spec_old, holderIdentity=self.req.holder, leaseDurationSeconds=self.req.duration_s, renewTime=stamp)
+            spec.setdefault("acquireTime", stamp)
+        elif view["holder"] and not view["expired"]:
+            return self._result(False, "held_by_other", current, f"node {self.req.node} is locked by {view['holder']!r} until {view['expires_at']}")
+        else:
+            previous = view["holder"]
+            if current is None:
+                action, message = "created", f"lock on {self.req.node} created and taken by {self.req.holder!r}"
+            elif previous:
+                action, message = "taken_over", f"lock on {self.req.node} taken over from {previous!r} (expired at {view['expires_at']})"
+                annotations[ANN_PREVIOUS] = previous
+            else:
+                action, message = "acquired", f"lock on {self.req.node} acquired by {self.req.holder!r}"
+            transitions = int(spec_old.get("leaseTransitions") or 0) + (1 if current is not None else 0)
+            spec = {"holderIdentity": self.req.holder, "leaseDurationSeconds": self.req.duration_s, "acquireTime": stamp,
+                    "renewTime": stamp, "leaseTransitions": transitions}
+        body = self._body(current, spec, annotations)
+        if self.check_mode:
+            return self._result(True, action, body, message + " (check mode: nothing written)", previous_holder=view["holder"])
+        written = self._write(current, body)
+        return self._result(True, action, written, message, previous_holder=view["holder"])
+
+    def renew(self) -> dict[str, Any]:
+        """Move ``renewTime`` forward; only the holder may."""
+        def step(current: Optional[dict[str, Any]]) -> Optional[dict[str, Any]]:
+            now = self.clock()
+            view = lease_view(current, now)
+            if view["holder"] != self.req.holder:
+                who = f"held by {view['holder']!r}" if view["holder"] else ("does not exist" if current is None else "is not held")
+                raise NodeLockNotHeld(f"cannot renew the lock on {self.req.node}: lease {self.req.namespace}/{self.req.lease_name} "
+                                      f"{who}, not by {self.req.holder!r}", verb="renew", resource="leases", name=self.req.lease_name,
+                                      namespace=self.req.namespace)
+            spec = dict((current or {}).get("spec") or {}, leaseDurationSeconds=self.req.duration_s, renewTime=format_micro_time(now))
+            annotations: dict[str, Optional[str]] = {}
+            if self.req.reason:
+                annotations[ANN_REASON] = self.req.reason
+            if self.req.purpose:
+                annotations[ANN_PURPOSE] = self.req.purpose
+            body = self._body(current, spec, annotations)
+            message = f"lock on {self.req.node} renewed by {self.req.holder!r}"
+            if self.check_mode:
+                return self._result(True, "renewed", body, message + " (check mode: nothing written)")
+            return self._result(True, "renewed", self._write(current, body), message)
+        return self._with_conflicts(step)
+
+    def release(self) -> dict[str, Any]:
+        """Clear ``holderIdentity`` if we hold the lock (or ``force``); otherwise a no-op with a message."""
+        def step(current: Optional[dict[str, Any]]) -> Optional[dict[str, Any]]:
+            now = self.clock()
+            view = lease_view(current, now)
+            if current is None:
+                return self._result(False, "absent", None, f"no lock on {self.req.node}: nothing to release")
+            if not view["holder"]:
+                return self._result(False, "not_held", current, f"the lock on {self.req.node} is not held: nothing to release")
+            if view["holder"] != self.req.holder and not self.req.force:
+                return self._result(False, "held_by_other", current, f"the lock on {self.req.node} is held by {view['holder']!r}, not "
+                                    f"{self.req.holder!r}: left alone (force: true breaks it)")
+            forced = view["holder"] != self.req.holder
+            spec = dict(current.get("spec") or {})
+            spec.pop("holderIdentity", None)
+            spec["renewTime"] = format_micro_time(now)
+            annotations: dict[str, Optional[str]] = {ANN_PREVIOUS: view["holder"], ANN_RELEASED_BY: self.req.holder,
+                                                     ANN_RELEASED_AT: format_micro_time(now)}
+            if self.req.reason:
+                annotations[ANN_REASON] = self.req.reason
+            body = self._body(current, spec, annotations)
+            action = "force_released" if forced else "released"
+            message = (f"lock on {self.req.node} held by {view['holder']!r} broken by {self.req.holder!r}" if forced
+                       else f"lock on {self.req.node} released by {self.req.holder!r}")
+            if self.check_mode:
+                return self._result(True, action, body, message + " (check mode: nothing written)", previous_holder=view["holder"])
+            return self._result(True, action, self._write(current, body), message, previous_holder=view["holder"])
+        return self._with_conflicts(step)
+
+    def _require_node(self) -> None:
+        """Locks are taken for nodes that exist (a typo must not lock nothing); release works for gone nodes."""
+        try:
+            self.client.call("get", "nodes", self.client.core.read_node, self.req.node)
+        except K8sNotFound:
+            raise K8sNotFound(f"node {self.req.node} not found: no lock taken", verb="get", resource="nodes",
+                              name=self.req.node, status=404, reason="NotFound", server=self.client.server) from None
+
+    def run(self) -> dict[str, Any]:
+        """Dispatch on ``state``."""
+        if self.req.state in ("acquire", "renew"):
+            self._require_node()
+        if self.req.state == "acquire":
+            return self.acquire()
+        if self.req.state == "renew":
+            return self.renew()
+        return self.release()
+
+
+def run_node_lock(params: Mapping[str, Any], check_mode: bool = False) -> dict[str, Any]:
+    """Module entry point: connection options + node, holder, state, namespace, duration_s, purpose, reason, wait_timeout_s, force."""
+    request = validate_request(params)
+    with client_from_params(params) as client:
+        result = NodeLock(client, request, check_mode=check_mode).run()
+        result["api_calls"] = dict(client.stats)
+    return result

@@ -1,0 +1,419 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, dsxos.cluster contributors
+# Apache License 2.0 (see LICENSE)
+"""Quarantine bookkeeping on a Node object: what we changed, what was there before, who did it and why.
+
+Pure logic (no API calls). Three markers live on the node:
+
+* label ``dsxos.io/quarantine`` = ``quarantined`` | ``released``;
+* annotation ``dsxos.io/quarantine-prior``: JSON :class:`QuarantineRecord` - the node's state before our first
+  action (``unschedulable``, taints, the prior values of the labels we set) and what WE applied (cordon, taints,
+  labels), plus the current reason/actor/since. A release undoes only what we applied, so a cordon or taint someone
+  else set survives it;
+* annotation ``dsxos.io/quarantine-history``: JSON list of ``{action, reason, actor, time}`` (bounded length).
+
+:func:`plan_action` turns (node, request) into a :class:`Plan` whose ``patch`` (strategic merge patch with the
+node's ``metadata.resourceVersion`` as a precondition) carries ``spec.unschedulable`` and the annotations in the
+SAME request: a node is never cordoned without its reason being recorded.
+"""
+from __future__ import annotations
+
+import getpass
+import json
+import os
+import socket
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Optional, Sequence
+
+from ansible_collections.dsxos.cluster.plugins.module_utils.kube.errors import K8sError
+from ansible_collections.dsxos.cluster.plugins.module_utils.kube.names import (
+    K8sInvalidName, validate_label_key, validate_label_value,
+)
+
+LABEL_STATE = "dsxos.io/quarantine"
+ANN_PRIOR = "dsxos.io/quarantine-prior"
+ANN_HISTORY = "dsxos.io/quarantine-history"
+STATE_QUARANTINED = "quarantined"
+STATE_RELEASED = "released"
+DEFAULT_HISTORY_LIMIT = 20
+MAX_REASON_LEN = 1024
+
+ACTIONS = ("cordon", "uncordon", "taint", "untaint", "label", "release")
+#: actions that put (more of) a node into quarantine: a reason is required
+QUARANTINE_ACTIONS = ("cordon", "taint", "label")
+#: actions that take capacity away: the circuit breaker is consulted for them
+CAPACITY_ACTIONS = ("cordon", "taint")
+TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+
+
+def default_actor() -> str:
+    """Who acts: ``$DSXOS_ACTOR``, else ``<user>@<host>``."""
+    env = os.environ.get("DSXOS_ACTOR")
+    if env:
+        return env
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError):
+        user = "unknown"
+    return f"{user}@{socket.gethostname() or 'localhost'}"
+
+
+class QuarantineStateError(K8sError):
+    """A request option or an annotation on the node is malformed (names the node/field/value)."""
+
+
+@dataclass(frozen=True)
+class Taint:
+    """A node taint; identity is ``(key, effect)`` as for the API server."""
+
+    key: str
+    effect: str
+    value: Optional[str] = None
+
+    @property
+    def ident(self) -> tuple[str, str]:
+        """``(key, effect)``."""
+        return (self.key, self.effect)
+
+    def to_dict(self) -> dict[str, Any]:
+        """API form (``timeAdded`` is not kept: the server sets it for NoExecute taints)."""
+        out: dict[str, Any] = {"key": self.key, "effect": self.effect}
+        if self.value not in (None, ""):
+            out["value"] = self.value
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> "Taint":
+        """From an API taint dict (unvalidated: taints already on a node are taken as they are)."""
+        value = data.get("value")
+        return cls(str(data.get("key", "")), str(data.get("effect", "")), None if value in (None, "") else str(value))
+
+
+def validate_taint(data: Any, index: int, require_effect: bool = True) -> Taint:
+    """A user-supplied taint ``{key, value?, effect}``; raises :class:`K8sInvalidName`/:class:`QuarantineStateError`."""
+    where = f"taints[{index}]"
+    if not isinstance(data, Mapping):
+        raise QuarantineStateError(f"{where} must be a dict with key, effect and optional value, got {data!r}")
+    unknown = sorted(set(data) - {"key", "value", "effect"})
+    if unknown:
+        raise QuarantineStateError(f"{where} has unknown field(s) {', '.join(unknown)} (allowed: key, value, effect)")
+    key = validate_label_key(data.get("key"), f"{where}.key")
+    value = data.get("value")
+    if value is not None:
+        value = validate_label_value(str(value), f"{where}.value")
+    effect = data.get("effect")
+    if effect is None and not require_effect:
+        return Taint(key, "", value or None)
+    if effect not in TAINT_EFFECTS:
+        raise QuarantineStateError(f"{where}.effect must be one of {', '.join(TAINT_EFFECTS)}, got {effect!r}")
+    return Taint(key, str(effect), value or None)
+
+
+def validate_labels(data: Any) -> dict[str, Optional[str]]:
+    """User-supplied labels ``{key: value}``; a null value removes the label. The state label is reserved."""
+    if data is None:
+        return {}
+    if not isinstance(data, Mapping):
+        raise QuarantineStateError(f"labels must be a dict of label key -> value (null removes), got {data!r}")
+    out: dict[str, Optional[str]] = {}
+    for key, value in data.items():
+        validate_label_key(key, "labels key")
+        if key == LABEL_STATE:
+            raise QuarantineStateError(f"labels key {key!r} is managed by dsxos.cluster.node_quarantine and cannot be set directly")
+        out[key] = None if value is None else validate_label_value(str(value), f"labels[{key}]")
+    return out
+
+
+def validate_reason(reason: Any, action: str) -> Optional[str]:
+    """The reason string (required for quarantine actions, at most 1024 characters)."""
+    if reason is None or (isinstance(reason, str) and not reason.strip()):
+        if action in QUARANTINE_ACTIONS:
+            raise QuarantineStateError(f"reason is required for action {action!r} (it is recorded on the node in {ANN_HISTORY})")
+        return None
+    if not isinstance(reason, str):
+        raise QuarantineStateError(f"reason must be a string, got {type(reason).__name__}")
+    if len(reason) > MAX_REASON_LEN:
+        raise QuarantineStateError(f"reason is {len(reason)} characters long; at most {MAX_REASON_LEN} are allowed")
+    return reason.strip()
+
+
+@dataclass
+class QuarantineRecord:  # pylint: disable=too-many-instance-attributes
+    """Content of the ``dsxos.io/quarantine-prior`` annotation."""
+
+    prior_unschedulable: bool = False
+    prior_taints: list[dict[str, Any]] = field(default_factory=list)
+    prior_labels: dict[str, Optional[str]] = field(default_factory=dict)
+    cordoned: bool = False
+    taints: list[dict[str, Any]] = field(default_factory=list)
+    labels: list[str] = field(default_factory=list)
+    reason: str = ""
+    actor: str = ""
+    since: str = ""
+
+    def holds_anything(self) -> bool:
+        """Does the record still claim a cordon, a taint or a label?"""
+        return bool(self.cordoned or self.taints or self.labels)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form (stable key order)."""
+        return {"prior": {"unschedulable": self.prior_unschedulable, "taints": self.prior_taints, "labels": self.prior_labels},
+                "applied": {"cordon": self.cordoned, "taints": self.taints, "labels": sorted(self.labels)},
+                "reason": self.reason, "actor": self.actor, "since": self.since}
+
+    def to_json(self) -> str:
+        """Compact JSON for the annotation."""
+        return json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
+
+    @classmethod
+    def from_json(cls, text: str, node: str) -> "QuarantineRecord":
+        """Parse the annotation; raises :class:`QuarantineStateError` naming the node and annotation when malformed."""
+        try:
+            data = json.loads(text)
+            prior, applied = data["prior"], data["applied"]
+            return cls(prior_unschedulable=bool(prior.get("unschedulable", False)),
+                       prior_taints=[dict(t) for t in prior.get("taints") or []],
+                       prior_labels={str(k): (None if v is None else str(v)) for k, v in (prior.get("labels") or {}).items()},
+                       cordoned=bool(applied.get("cordon", False)),
+                       taints=[dict(t) for t in applied.get("taints") or []],
+                       labels=[str(k) for k in applied.get("labels") or []],
+                       reason=str(data.get("reason") or ""), actor=str(data.get("actor") or ""), since=str(data.get("since") or ""))
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            raise QuarantineStateError(f"node {node}: annotation {ANN_PRIOR} is not a valid quarantine record ({exc}): {text[:200]!r}",
+                                       resource="nodes", name=node) from exc
+
+
+@dataclass
+class NodeView:
+    """The parts of a Node the quarantine logic reads."""
+
+    name: str
+    resource_version: str
+    unschedulable: bool
+    taints: list[dict[str, Any]]
+    labels: dict[str, str]
+    annotations: dict[str, str]
+
+    @classmethod
+    def from_node(cls, node: Mapping[str, Any]) -> "NodeView":
+        """From a Node as a plain (camelCase) dict."""
+        meta = node.get("metadata") or {}
+        spec = node.get("spec") or {}
+        return cls(name=str(meta.get("name", "")), resource_version=str(meta.get("resourceVersion") or ""),
+                   unschedulable=bool(spec.get("unschedulable")), taints=[dict(t) for t in spec.get("taints") or []],
+                   labels=dict(meta.get("labels") or {}), annotations=dict(meta.get("annotations") or {}))
+
+    def record(self) -> Optional[QuarantineRecord]:
+        """Our record on the node, if any."""
+        text = self.annotations.get(ANN_PRIOR)
+        return None if not text else QuarantineRecord.from_json(text, self.name)
+
+    def history(self) -> list[dict[str, Any]]:
+        """The history annotation (a malformed one counts as empty: it is rewritten on the next change)."""
+        text = self.annotations.get(ANN_HISTORY)
+        if not text:
+            return []
+        try:
+            data = json.loads(text)
+        except ValueError:
+            return []
+        return [dict(e) for e in data if isinstance(e, dict)] if isinstance(data, list) else []
+
+    @property
+    def state(self) -> Optional[str]:
+        """Value of the state label."""
+        return self.labels.get(LABEL_STATE)
+
+
+@dataclass(frozen=True)
+class QuarantineRequest:  # pylint: disable=too-many-instance-attributes
+    """One action to apply to a node."""
+
+    action: str
+    reason: Optional[str] = None
+    actor: str = ""
+    taints: tuple[Taint, ...] = ()
+    labels: tuple[tuple[str, Optional[str]], ...] = ()
+    now: str = ""
+    #: cordon only: keep an existing record's reason (drain's "ensure cordoned")
+    keep_existing_reason: bool = False
+    history_limit: int = DEFAULT_HISTORY_LIMIT
+
+
+@dataclass
+class Plan:
+    """Result of :func:`plan_action`: whether anything changes and the patch that does it."""
+
+    node: str
+    changed: bool
+    patch: Optional[dict[str, Any]]
+    after: dict[str, Any]
+    new_quarantine: bool
+    message: str
+    history_entry: Optional[dict[str, Any]] = None
+    before: dict[str, Any] = field(default_factory=dict)
+
+
+def _taint_ids(taints: Sequence[Mapping[str, Any]]) -> set[tuple[str, str]]:
+    return {(str(t.get("key", "")), str(t.get("effect", ""))) for t in taints}
+
+
+def _same_taint(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    return Taint.from_dict(a) == Taint.from_dict(b)
+
+
+def _apply_quarantine(view: NodeView, rec: QuarantineRecord, req: QuarantineRequest, state: dict[str, Any]) -> None:
+    if req.action == "cordon" and not state["unschedulable"]:
+        state["unschedulable"] = True
+        rec.cordoned = True
+    for taint in req.taints:
+        current = [t for t in state["taints"] if (t.get("key"), t.get("effect")) == taint.ident]
+        if current and _same_taint(current[0], taint.to_dict()):
+            continue
+        state["taints"] = [t for t in state["taints"] if (t.get("key"), t.get("effect")) != taint.ident] + [taint.to_dict()]
+        rec.taints = [t for t in rec.taints if (t.get("key"), t.get("effect")) != taint.ident] + [taint.to_dict()]
+    for key, value in req.labels:
+        if state["labels"].get(key) == value:
+            continue
+        if key not in rec.labels:
+            rec.prior_labels[key] = view.labels.get(key)
+            rec.labels.append(key)
+        if value is None:
+            state["labels"].pop(key, None)
+        else:
+            state["labels"][key] = value
+    if req.reason and not (req.keep_existing_reason and rec.reason):
+        rec.reason = req.reason
+    state["labels"][LABEL_STATE] = STATE_QUARANTINED
+
+
+def _apply_release(rec: QuarantineRecord, state: dict[str, Any]) -> None:
+    if rec.cordoned and not rec.prior_unschedulable:
+        state["unschedulable"] = False
+    ours = _taint_ids(rec.taints)
+    kept = [t for t in state["taints"] if (t.get("key"), t.get("effect")) not in ours]
+    restored = [t for t in rec.prior_taints if (t.get("key"), t.get("effect")) in ours]
+    state["taints"] = kept + restored
+    for key in rec.labels:
+        prior = rec.prior_labels.get(key)
+        if prior is None:
+            state["labels"].pop(key, None)
+        else:
+            state["labels"][key] = prior
+    rec.cordoned, rec.taints, rec.labels = False, [], []
+
+
+def _apply_undo(rec: Optional[QuarantineRecord], req: QuarantineRequest, state: dict[str, Any]) -> None:
+    if req.action == "uncordon":
+        state["unschedulable"] = False
+        if rec is not None:
+            rec.cordoned = False
+        return
+
+    # untaint: a taint without effect removes every effect of that key
+    def hit(taint: Mapping[str, Any]) -> bool:
+        return any(taint.get("key") == t.key and (not t.effect or taint.get("effect") == t.effect) for t in req.taints)
+    state["taints"] = [t for t in state["taints"] if not hit(t)]
+    if rec is not None:
+        rec.taints = [t for t in rec.taints if not hit(t)]
+
+
+def plan_action(node: Mapping[str, Any], req: QuarantineRequest) -> Plan:  # pylint: disable=too-many-locals,too-many-branches
+    """Compute the change ``req`` makes to ``node`` (a Node as a camelCase dict)."""
+    if req.action not in ACTIONS:
+        raise QuarantineStateError(f"unknown action {req.action!r}; expected one of {', '.join(ACTIONS)}")
+    view = NodeView.from_node(node)
+    old_rec = view.record()
+    rec = QuarantineRecord.from_json(old_rec.to_json(), view.name) if old_rec else None
+    state: dict[str, Any] = {"unschedulable": view.unschedulable, "taints": [dict(t) for t in view.taints],
+                             "labels": dict(view.labels)}
+    new_quarantine = False
+    if req.action in QUARANTINE_ACTIONS:
+        if rec is None:
+            new_quarantine = True
+            rec = QuarantineRecord(prior_unschedulable=view.unschedulable, prior_taints=[dict(t) for t in view.taints],
+                                   reason=req.reason or "", actor=req.actor, since=req.now)
+        _apply_quarantine(view, rec, req, state)
+    elif req.action == "release":
+        if rec is not None:
+            _apply_release(rec, state)
+        if view.state is not None or rec is not None:
+            state["labels"][LABEL_STATE] = STATE_RELEASED
+    else:
+        _apply_undo(rec, req, state)
+    if rec is not None and req.action not in QUARANTINE_ACTIONS and not rec.holds_anything():
+        # a quarantine action keeps its record even when it claims nothing (a foreign cordon still gets our reason)
+        rec = None
+        if view.state == STATE_QUARANTINED or old_rec is not None:
+            state["labels"][LABEL_STATE] = STATE_RELEASED
+
+    ann_prior_new = rec.to_json() if rec is not None else None
+    ann_prior_old = view.annotations.get(ANN_PRIOR)
+    spec_patch: dict[str, Any] = {}
+    if state["unschedulable"] != view.unschedulable:
+        spec_patch["unschedulable"] = True if state["unschedulable"] else None
+    if state["taints"] != view.taints:
+        spec_patch["taints"] = state["taints"] or None
+    label_patch = {k: v for k, v in state["labels"].items() if view.labels.get(k) != v}
+    label_patch.update({k: None for k in view.labels if k not in state["labels"]})
+    # a record whose reason changed is a change of its own (the history says why)
+    record_changed = (ann_prior_new or None) != (ann_prior_old or None)
+    changed = bool(spec_patch or label_patch or record_changed)
+    after = {"unschedulable": state["unschedulable"], "taints": state["taints"], "state": state["labels"].get(LABEL_STATE),
+             "reason": rec.reason if rec is not None else None}
+    old_reason = old_rec.reason if old_rec is not None else None
+    before = {"unschedulable": view.unschedulable, "taints": view.taints, "state": view.state, "reason": old_reason}
+    if not changed:
+        return Plan(view.name, False, None, after, False, _describe(req.action, view.name, False), before=before)
+    entry: dict[str, Any] = {"action": req.action, "reason": req.reason or "", "actor": req.actor, "time": req.now}
+    if spec_patch:
+        entry["spec"] = sorted(spec_patch)
+    history = (view.history() + [entry])[-max(1, req.history_limit):]
+    annotations: dict[str, Optional[str]] = {ANN_HISTORY: json.dumps(history, separators=(",", ":"))}
+    if record_changed:
+        annotations[ANN_PRIOR] = ann_prior_new
+    meta: dict[str, Any] = {"resourceVersion": view.resource_version, "annotations": annotations}
+    if label_patch:
+        meta["labels"] = label_patch
+    patch: dict[str, Any] = {"metadata": meta}
+    if spec_patch:
+        patch["spec"] = spec_patch
+    return Plan(view.name, True, patch, after, new_quarantine, _describe(req.action, view.name, True), entry, before)
+
+
+def history_patch(node: Mapping[str, Any], entry: Mapping[str, Any], history_limit: int = DEFAULT_HISTORY_LIMIT) -> dict[str, Any]:
+    """A patch that only appends ``entry`` to the history annotation (with the resourceVersion precondition)."""
+    view = NodeView.from_node(node)
+    history = (view.history() + [dict(entry)])[-max(1, history_limit):]
+    return {"metadata": {"resourceVersion": view.resource_version,
+                         "annotations": {ANN_HISTORY: json.dumps(history, separators=(",", ":"))}}}
+
+
+def _describe(action: str, node: str, changed: bool) -> str:
+    past = {"cordon": "cordoned", "uncordon": "uncordoned", "taint": "tainted", "untaint": "untainted", "label": "labelled",
+            "release": "released"}[action]
+    return f"node {node} {past}" if changed else f"node {node} already {past} (nothing to change)"
+
+
+def check_request(action: str, reason: Any, taints: Any, labels: Any) -> tuple[Optional[str], tuple[Taint, ...], dict[str, Optional[str]]]:
+    """Validate the user options of one action; returns (reason, taints, labels)."""
+    if action not in ACTIONS:
+        raise QuarantineStateError(f"unknown action {action!r}; expected one of {', '.join(ACTIONS)}")
+    clean_reason = validate_reason(reason, action)
+    raw_taints = list(taints or [])
+    parsed = tuple(validate_taint(t, i, require_effect=action != "untaint") for i, t in enumerate(raw_taints))
+    clean_labels = validate_labels(labels)
+    if action in ("taint", "untaint") and not parsed:
+        raise QuarantineStateError(f"action {action!r} needs at least one entry in taints")
+    if action == "label" and not clean_labels:
+        raise QuarantineStateError("action 'label' needs at least one entry in labels")
+    if action in ("uncordon", "release") and (parsed or clean_labels):
+        raise QuarantineStateError(f"action {action!r} takes no taints or labels (release undoes exactly what was applied)")
+    if action in ("untaint",) and clean_labels:
+        raise QuarantineStateError("action 'untaint' takes no labels")
+    return clean_reason, parsed, clean_labels
+
+
+__all__ = ["ACTIONS", "ANN_HISTORY", "ANN_PRIOR", "CAPACITY_ACTIONS", "K8sInvalidName", "LABEL_STATE", "NodeView", "Plan",
+           "QUARANTINE_ACTIONS", "QuarantineRecord", "QuarantineRequest", "QuarantineStateError", "STATE_QUARANTINED",
+           "STATE_RELEASED", "Taint", "check_request", "default_actor", "history_patch", "plan_action"]
