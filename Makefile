@@ -15,9 +15,20 @@ INVENTORY := $(BUILD)/inventory/localhost.ini
 DEMO_OUT  := $(CURDIR)/out/demo
 PYTEST_ARGS ?= -q
 
-# Reinstall the venv only when the requirement files change: the stamp's name carries their hash.
+# Reinstall only when a requirement file changes: each stamp's name carries the hash of its file(s).
+# The runtime stamp (requirements.txt: ansible-core, kubernetes, ...) is all `make demo`/`make install` need;
+# the test stamp (requirements-test.txt on top: pytest, xdist, ansible-lint, torch, ...) is what `make test` needs.
+RT_HASH   := $(shell cat requirements.txt 2>/dev/null | sha256sum | cut -c1-16)
 REQ_HASH  := $(shell cat requirements.txt requirements-test.txt 2>/dev/null | sha256sum | cut -c1-16)
+RT_STAMP  := $(VENV)/.dsxos-runtime-$(RT_HASH).stamp
 STAMP     := $(VENV)/.dsxos-requirements-$(REQ_HASH).stamp
+# Where `make install` puts the collection: the first entry of ansible's default COLLECTIONS_PATHS, so a plain
+# `ansible-playbook dsxos.cluster.configure` finds it. The test stages never use it (they use $(INSTALLED)).
+USER_COLLECTIONS ?= $(HOME)/.ansible/collections
+# Parallel pytest workers (pytest-xdist) of the unit and integration stages; 0 runs them serially.
+# The network-namespace fabric tests share one worker (xdist_group, tests/integration/conftest.py).
+PYTEST_WORKERS ?= 3
+PYTEST_XDIST = $(if $(filter 0,$(PYTEST_WORKERS)),-p no:xdist,-n $(PYTEST_WORKERS) --dist loadgroup)
 
 export PATH := $(BIN):$(PATH)
 export VENV
@@ -32,65 +43,79 @@ ANSIBLE_ENV := $(ANSIBLE_BASE_ENV) ANSIBLE_COLLECTIONS_SCAN_SYS_PATH=False
 SANITY_SKIP ?= pslint
 export SANITY_SKIP
 
-.PHONY: help system-deps venv build install unit integration sanity lint docs-check test demo bench clean
+.PHONY: help system-deps venv venv-runtime build install install-private unit integration sanity lint docs-check test demo bench clean
 
 help:
-	@echo "make venv | build | install | unit | integration | sanity | lint | docs-check | test | demo | bench | clean"
-	@echo "  test = unit, integration, sanity, lint, docs-check (stops at the first failure); see docs/development.md"
+	@echo "make demo | install | test | venv-runtime | venv | build | unit | integration | sanity | lint | docs-check | bench | clean"
+	@echo "  demo    = runtime venv, install into $(USER_COLLECTIONS), run the lifecycle on the built-in cluster"
+	@echo "  test    = test venv, then unit, integration (parallel), then docs-check, lint, sanity; see docs/development.md"
 
 # System packages of the tests (sshd, OpenMPI, iproute2, shellcheck, ...): installed when missing (needs root).
 system-deps:
 	scripts/system_deps.sh
 
+venv-runtime: $(RT_STAMP)
+
 venv: $(STAMP)
 
-$(STAMP): requirements.txt requirements-test.txt
-	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python >= 3.11 required, found " + sys.version)'
-	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --disable-pip-version-check -q -r requirements-test.txt
+$(RT_STAMP): requirements.txt
+	@scripts/bootstrap_venv.sh $(VENV) $(PYTHON) requirements.txt runtime
+	@rm -f $(VENV)/.dsxos-runtime-*.stamp
+	@touch $@
+
+$(STAMP): requirements.txt requirements-test.txt | $(RT_STAMP)
+	@scripts/bootstrap_venv.sh $(VENV) $(PYTHON) requirements-test.txt test
 	@rm -f $(VENV)/.dsxos-requirements-*.stamp
 	@touch $@
 
-build: venv
+build: venv-runtime
 	mkdir -p $(DIST)
 	ANSIBLE_NOCOLOR=1 $(BIN)/ansible-galaxy collection build --force --output-path $(DIST) .
 
-install: venv
+# Build and install into the user's collections path, where ansible-playbook looks by default.
+install: venv-runtime
+	@scripts/install_collection.sh $(DIST) $(USER_COLLECTIONS) >/dev/null
+	@scripts/install_collection.sh --explain $(USER_COLLECTIONS)
+
+# The private install that lint and docs-check use (never ~/.ansible). `make test` runs it once up front and
+# passes INSTALL_PRIVATE= to the concurrent checks, so they never rebuild it under each other's feet.
+install-private: venv-runtime
 	scripts/install_collection.sh $(DIST) $(INSTALLED)
+INSTALL_PRIVATE ?= install-private
 
 unit: venv
-	scripts/pytest_suite.sh tests/unit $(PYTEST_ARGS)
+	scripts/pytest_suite.sh tests/unit $(PYTEST_XDIST) $(PYTEST_ARGS)
 
 # The integration fixtures build and install the collection themselves, once per pytest session.
 integration: venv
-	scripts/pytest_suite.sh tests/integration $(PYTEST_ARGS)
+	scripts/pytest_suite.sh tests/integration $(PYTEST_XDIST) $(PYTEST_ARGS)
 
 sanity: venv
 	scripts/sanity.sh
 
 # ansible-lint warns when ANSIBLE_COLLECTIONS_SCAN_SYS_PATH is off, so it gets the base environment.
-lint: install
+lint: venv $(INSTALL_PRIVATE)
 	$(ANSIBLE_BASE_ENV) $(BIN)/ansible-lint --profile production --offline --nocolor
 
-docs-check: install
+docs-check: venv $(INSTALL_PRIVATE)
 	$(BIN)/python tests/check_docs.py --collections-path $(INSTALLED)
 
-test: system-deps venv
+# docs-check, lint and sanity read the sources and write only their own directories (.build/installed,
+# .build/sanity), so they run side by side after the pytest stages: "checks=" runs them concurrently.
+test: system-deps venv install-private
 	scripts/run_stages.sh \
 		"unit=$(MAKE) unit" \
 		"integration=$(MAKE) integration" \
-		"docs-check=$(MAKE) docs-check" \
-		"lint=$(MAKE) lint" \
-		"sanity=$(MAKE) sanity"
+		"checks=scripts/run_parallel.sh 'sanity=$(MAKE) sanity' 'docs-check=$(MAKE) docs-check INSTALL_PRIVATE=' 'lint=$(MAKE) lint INSTALL_PRIVATE='"
 
 $(INVENTORY):
 	@mkdir -p $(dir $@)
 	@printf 'localhost ansible_connection=local ansible_python_interpreter=%s\n' "$(BIN)/python" > $@
 
 # The lifecycle demo on the built-in cluster (scripts/demo.sh starts the Kubernetes emulator), run from the
-# installed build of the collection.
+# collection `make install` put into $(USER_COLLECTIONS). Needs only the runtime venv.
 demo: install $(INVENTORY)
-	scripts/demo.sh $(INSTALLED) $(INVENTORY) $(DEMO_OUT)
+	scripts/demo.sh $(USER_COLLECTIONS) $(INVENTORY) $(DEMO_OUT)
 
 bench: venv
 	@shopt -s nullglob; scripts=(bench/[!_]*.py); \

@@ -23,10 +23,12 @@ for _ in $(seq 1 100); do
     sleep 0.1
 done
 [ -s "$KUBECONFIG_FILE" ] || { echo "the built-in cluster did not start" >&2; cat "$OUT/emulator.log" >&2; exit 1; }
-echo "built-in cluster: 8 H100 nodes, kubeconfig $KUBECONFIG_FILE"
+echo "built-in cluster: 8 H100 nodes (Kubernetes API emulator), kubeconfig $KUBECONFIG_FILE"
 
+# The default callback with YAML results: the playbook's multi-line messages print as plain tables and sentences.
 ANSIBLE_COLLECTIONS_PATH="$COLLECTIONS" ANSIBLE_COLLECTIONS_SCAN_SYS_PATH=False ANSIBLE_LOCALHOST_WARNING=False \
 ANSIBLE_INVENTORY_UNPARSED_WARNING=False ANSIBLE_NOCOLOR=1 \
+ANSIBLE_STDOUT_CALLBACK=ansible.builtin.default ANSIBLE_CALLBACK_RESULT_FORMAT=yaml \
     "$VENV/bin/ansible-playbook" -i "$INVENTORY" "$REPO/demo/lifecycle.yml" \
     -e "demo_kubeconfig=$KUBECONFIG_FILE" -e "demo_out=$OUT"
 echo

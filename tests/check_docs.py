@@ -143,7 +143,7 @@ def check_collection(collections_path: Path, collection: str, source: Path) -> R
     report = Report()
     installed = collections_path.joinpath("ansible_collections", *collection.split("."))
     if not installed.is_dir():
-        report.add(f"{installed}: collection not installed (run `make install`)")
+        report.add(f"{installed}: collection not installed (run `make install-private`)")
         return report
     env = ansible_doc_env(collections_path)
     cwd = collections_path  # not the repo: an ansible.cfg there must not change what is checked

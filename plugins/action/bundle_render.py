@@ -4,7 +4,7 @@
 """Controller-side action for dsxos.cluster.bundle_render (documentation lives in plugins/modules/bundle_render.py)."""
 from __future__ import annotations
 
-from ansible_collections.dsxos.cluster.plugins.module_utils.configure.entry import RENDER_SPEC, run_render
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.entry import BUNDLE_RENDER
 from ansible_collections.dsxos.cluster.plugins.plugin_utils.controller_action import make_action
 
-ActionModule = make_action(RENDER_SPEC, run_render)
+ActionModule = make_action(BUNDLE_RENDER)

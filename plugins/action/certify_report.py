@@ -8,7 +8,7 @@ stored from the controller too, with the same Kubernetes options as every other 
 """
 from __future__ import annotations
 
-from ansible_collections.dsxos.cluster.plugins.module_utils.certify.report import CERTIFY_REPORT_SPEC, run_certify_report
+from ansible_collections.dsxos.cluster.plugins.module_utils.certify.entry import CERTIFY_REPORT
 from ansible_collections.dsxos.cluster.plugins.plugin_utils.controller_action import make_action
 
-ActionModule = make_action(CERTIFY_REPORT_SPEC, run_certify_report)
+ActionModule = make_action(CERTIFY_REPORT)

@@ -4,7 +4,7 @@
 """Controller-side action for dsxos.cluster.recipe_resolve (documentation lives in plugins/modules/recipe_resolve.py)."""
 from __future__ import annotations
 
-from ansible_collections.dsxos.cluster.plugins.module_utils.configure.entry import RESOLVE_SPEC, run_resolve
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.entry import RECIPE_RESOLVE
 from ansible_collections.dsxos.cluster.plugins.plugin_utils.controller_action import make_action
 
-ActionModule = make_action(RESOLVE_SPEC, run_resolve)
+ActionModule = make_action(RECIPE_RESOLVE)

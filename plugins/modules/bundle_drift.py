@@ -101,28 +101,15 @@ api_calls:
   type: dict
 """
 
-from ansible.module_utils.basic import AnsibleModule, missing_required_lib
+from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.dsxos.cluster.plugins.module_utils.configure.bundle_drift import run_bundle_drift
-from ansible_collections.dsxos.cluster.plugins.module_utils.kube.client import HAS_KUBERNETES, K8S_AUTH_SPEC, KUBERNETES_IMPORT_ERROR, K8sError
-from ansible_collections.dsxos.cluster.plugins.module_utils.configure.errors import RecipeError
+from ansible_collections.dsxos.cluster.plugins.module_utils.common.entry import call_entry, finish
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.entry import BUNDLE_DRIFT
 
 
 def main() -> None:
-    argument_spec = dict(K8S_AUTH_SPEC)
-    argument_spec.update(
-        bundle=dict(type="path", required=True),
-        deployer=dict(type="str", choices=["auto", "helm", "argocd", "flux"], default="auto"),
-        components=dict(type="list", elements="str"),
-    )
-    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
-    if not HAS_KUBERNETES:
-        module.fail_json(msg=missing_required_lib("kubernetes"), exception=KUBERNETES_IMPORT_ERROR)
-    try:
-        result = run_bundle_drift(module.params)
-    except (K8sError, RecipeError) as err:
-        module.fail_json(msg=str(err), error=err.to_dict())
-    module.exit_json(**result)
+    module = AnsibleModule(argument_spec=BUNDLE_DRIFT.spec, supports_check_mode=True, **BUNDLE_DRIFT.module_options)
+    finish(module, call_entry(BUNDLE_DRIFT, module.params, module.check_mode, module._diff))
 
 
 if __name__ == "__main__":

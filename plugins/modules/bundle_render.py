@@ -134,18 +134,13 @@ elapsed_ms:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.dsxos.cluster.plugins.module_utils.common.entry import call_entry
-from ansible_collections.dsxos.cluster.plugins.module_utils.configure.entry import RENDER_SPEC, run_render
+from ansible_collections.dsxos.cluster.plugins.module_utils.common.entry import call_entry, finish
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.entry import BUNDLE_RENDER
 
 
 def main() -> None:
-    # Normally the controller-side action plugin of the same name runs this logic; the module is its
-    # documentation and also works when executed directly (recipes and bundles on the executing host).
-    module = AnsibleModule(argument_spec=RENDER_SPEC, supports_check_mode=True)
-    result = call_entry(run_render, module.params, module.check_mode, module._diff)
-    if result.pop("failed", False):
-        module.fail_json(**result)
-    module.exit_json(**result)
+    module = AnsibleModule(argument_spec=BUNDLE_RENDER.spec, supports_check_mode=True, **BUNDLE_RENDER.module_options)
+    finish(module, call_entry(BUNDLE_RENDER, module.params, module.check_mode, module._diff))
 
 
 if __name__ == "__main__":

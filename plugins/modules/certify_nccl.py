@@ -258,18 +258,15 @@ jobs:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.dsxos.cluster.plugins.module_utils.common.entry import call_entry
-from ansible_collections.dsxos.cluster.plugins.module_utils.certify.runners import CERTIFY_NCCL_SPEC, run_certify_nccl
+from ansible_collections.dsxos.cluster.plugins.module_utils.certify.entry import CERTIFY_NCCL
+from ansible_collections.dsxos.cluster.plugins.module_utils.common.entry import call_entry, finish
 
+# Normally the controller-side action plugin of the same name runs this (with per-round progress); the module is
+# its documentation and also works when executed directly.
 
 def main() -> None:
-    # Normally the controller-side action plugin of the same name runs this logic (with per-round progress);
-    # the module is its documentation and also works when executed directly.
-    module = AnsibleModule(argument_spec=CERTIFY_NCCL_SPEC, supports_check_mode=True)
-    result = call_entry(lambda params, check_mode, diff: run_certify_nccl(params, check_mode), module.params, module.check_mode)
-    if result.pop("failed", False):
-        module.fail_json(**result)
-    module.exit_json(**result)
+    module = AnsibleModule(argument_spec=CERTIFY_NCCL.spec, supports_check_mode=True, **CERTIFY_NCCL.module_options)
+    finish(module, call_entry(CERTIFY_NCCL, module.params, module.check_mode, module._diff))
 
 
 if __name__ == "__main__":

@@ -154,18 +154,15 @@ warnings_in_report:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.dsxos.cluster.plugins.module_utils.common.entry import call_entry
-from ansible_collections.dsxos.cluster.plugins.module_utils.certify.report import CERTIFY_REPORT_SPEC, run_certify_report
+from ansible_collections.dsxos.cluster.plugins.module_utils.certify.entry import CERTIFY_REPORT
+from ansible_collections.dsxos.cluster.plugins.module_utils.common.entry import call_entry, finish
 
+# Normally the controller-side action plugin of the same name runs this; the module is its documentation and also
+# works when executed directly (the files are then written on the executing host).
 
 def main() -> None:
-    # Normally the controller-side action plugin of the same name runs this logic; the module is its documentation and
-    # also works when executed directly (the files are then written on the executing host).
-    module = AnsibleModule(argument_spec=CERTIFY_REPORT_SPEC, supports_check_mode=True)
-    result = call_entry(run_certify_report, module.params, module.check_mode, module._diff)
-    if result.pop("failed", False):
-        module.fail_json(**result)
-    module.exit_json(**result)
+    module = AnsibleModule(argument_spec=CERTIFY_REPORT.spec, supports_check_mode=True, **CERTIFY_REPORT.module_options)
+    finish(module, call_entry(CERTIFY_REPORT, module.params, module.check_mode, module._diff))
 
 
 if __name__ == "__main__":

@@ -110,30 +110,15 @@ state:
   type: dict
 """
 
-from ansible.module_utils.basic import AnsibleModule, missing_required_lib
+from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.dsxos.cluster.plugins.module_utils.operate.circuit_breaker import BREAKER_SETTINGS_SPEC, circuit_breaker_from_params
-from ansible_collections.dsxos.cluster.plugins.module_utils.kube.client import HAS_KUBERNETES, K8S_AUTH_SPEC, KUBERNETES_IMPORT_ERROR
-from ansible_collections.dsxos.cluster.plugins.module_utils.kube.errors import K8sError
+from ansible_collections.dsxos.cluster.plugins.module_utils.common.entry import call_entry, finish
+from ansible_collections.dsxos.cluster.plugins.module_utils.operate.entry import CIRCUIT_BREAKER
 
 
 def main() -> None:
-    argument_spec = dict(K8S_AUTH_SPEC)
-    argument_spec.update(
-        action=dict(type="str", default="status", choices=["check", "record", "reset", "status"]),
-        nodes=dict(type="list", elements="str", default=[]),
-        reason=dict(type="str"),
-        actor=dict(type="str"),
-        **BREAKER_SETTINGS_SPEC,
-    )
-    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
-    if not HAS_KUBERNETES:
-        module.fail_json(msg=missing_required_lib("kubernetes"), exception=KUBERNETES_IMPORT_ERROR)
-    try:
-        result = circuit_breaker_from_params(module.params, check_mode=module.check_mode)
-    except K8sError as err:
-        module.fail_json(msg=str(err), error=err.to_dict())
-    module.exit_json(**result)
+    module = AnsibleModule(argument_spec=CIRCUIT_BREAKER.spec, supports_check_mode=True, **CIRCUIT_BREAKER.module_options)
+    finish(module, call_entry(CIRCUIT_BREAKER, module.params, module.check_mode, module._diff))
 
 
 if __name__ == "__main__":

@@ -103,28 +103,15 @@ api_calls:
   type: dict
 """
 
-from ansible.module_utils.basic import AnsibleModule, missing_required_lib
+from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.dsxos.cluster.plugins.module_utils.configure.cluster_snapshot import run_cluster_snapshot
-from ansible_collections.dsxos.cluster.plugins.module_utils.kube.client import HAS_KUBERNETES, K8S_AUTH_SPEC, KUBERNETES_IMPORT_ERROR, K8sError
-from ansible_collections.dsxos.cluster.plugins.module_utils.configure.errors import RecipeError
+from ansible_collections.dsxos.cluster.plugins.module_utils.common.entry import call_entry, finish
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.entry import CLUSTER_SNAPSHOT
 
 
 def main() -> None:
-    argument_spec = dict(K8S_AUTH_SPEC)
-    argument_spec.update(
-        label_selector=dict(type="str"),
-        host_facts=dict(type="dict"),
-        snapshot=dict(type="dict"),
-    )
-    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
-    if not HAS_KUBERNETES:
-        module.fail_json(msg=missing_required_lib("kubernetes"), exception=KUBERNETES_IMPORT_ERROR)
-    try:
-        result = run_cluster_snapshot(module.params)
-    except (K8sError, RecipeError) as err:
-        module.fail_json(msg=str(err), error=err.to_dict())
-    module.exit_json(**result)
+    module = AnsibleModule(argument_spec=CLUSTER_SNAPSHOT.spec, supports_check_mode=True, **CLUSTER_SNAPSHOT.module_options)
+    finish(module, call_entry(CLUSTER_SNAPSHOT, module.params, module.check_mode, module._diff))
 
 
 if __name__ == "__main__":

@@ -101,18 +101,13 @@ snapshot:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.dsxos.cluster.plugins.module_utils.common.entry import call_entry
-from ansible_collections.dsxos.cluster.plugins.module_utils.configure.entry import CONSTRAINT_SPEC, run_constraint_check
+from ansible_collections.dsxos.cluster.plugins.module_utils.common.entry import call_entry, finish
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.entry import CONSTRAINT_CHECK
 
 
 def main() -> None:
-    # Normally the controller-side action plugin of the same name runs this logic; the module is its
-    # documentation and also works when executed directly (recipes and bundles on the executing host).
-    module = AnsibleModule(argument_spec=CONSTRAINT_SPEC, supports_check_mode=True)
-    result = call_entry(run_constraint_check, module.params, module.check_mode, module._diff)
-    if result.pop("failed", False):
-        module.fail_json(**result)
-    module.exit_json(**result)
+    module = AnsibleModule(argument_spec=CONSTRAINT_CHECK.spec, supports_check_mode=True, **CONSTRAINT_CHECK.module_options)
+    finish(module, call_entry(CONSTRAINT_CHECK, module.params, module.check_mode, module._diff))
 
 
 if __name__ == "__main__":

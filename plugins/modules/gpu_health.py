@@ -166,98 +166,15 @@ readings:
   type: dict
 """
 
-import socket
-
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.dsxos.cluster.plugins.module_utils.gpu.dcgm_diag import (
-    DEFAULT_TIMEOUT_S, DcgmDiagError, build_dcgmi_diag_command, error_report, parse_dcgm_diag,
-)
-from ansible_collections.dsxos.cluster.plugins.module_utils.gpu.health_checks import GpuHealthPolicyError, evaluate, validate_policy
-from ansible_collections.dsxos.cluster.plugins.module_utils.gpu.nvml_reader import (
-    GpuReadingError, NvmlUnavailableError, RecordedNvml, import_pynvml, read_gpus,
-)
-
-_FAIL_RANK = {"never": 99, "warn": 1, "fail": 2}
-_STATUS_RANK = {"ok": 0, "warn": 1, "fail": 2}
+from ansible_collections.dsxos.cluster.plugins.module_utils.certify.entry import GPU_HEALTH
+from ansible_collections.dsxos.cluster.plugins.module_utils.common.entry import call_entry, finish
 
 
-def _run_dcgm(module, level):
-    params = module.params
-    if params["dcgm_recorded_output"]:
-        path = params["dcgm_recorded_output"]
-        try:
-            with open(path, "r", encoding="utf-8") as handle:
-                return parse_dcgm_diag(handle.read(), source=path)
-        except OSError as err:
-            module.fail_json(msg="cannot read dcgm_recorded_output %s: %s" % (path, err.strerror or err))
-        except DcgmDiagError as err:
-            module.fail_json(msg=str(err), error=err.to_dict())
-    dcgmi = params["dcgmi_path"] or module.get_bin_path("dcgmi")
-    if not dcgmi:
-        module.fail_json(msg="dcgmi not found on %s: install DCGM (datacenter-gpu-manager) or set dcgm_level: 0" % _host())
-    timeout_s = params["dcgm_timeout_s"] or DEFAULT_TIMEOUT_S[level]
-    argv = build_dcgmi_diag_command(level, dcgmi, timeout_s=timeout_s, timeout_bin=module.get_bin_path("timeout", required=True))
-    rc, out, err = module.run_command(argv)
-    if rc in (124, 137):
-        return error_report("dcgmi diag -r %d timed out after %d s" % (level, timeout_s))
-    try:
-        return parse_dcgm_diag(out, source="dcgmi diag -r %d -j (rc=%d)" % (level, rc))
-    except DcgmDiagError as exc:
-        return error_report("%s; stderr: %s" % (exc, (err or "").strip()[:500]))
-
-
-def _host():
-    return socket.gethostname() or "localhost"
-
-
-def main():
-    module = AnsibleModule(
-        argument_spec=dict(
-            expected_gpu_count=dict(type="int"),
-            xid_window_s=dict(type="float", default=5.0),
-            thresholds=dict(type="dict", default={}),
-            recorded_readings=dict(type="path"),
-            return_readings=dict(type="bool", default=False),
-            dcgm_level=dict(type="int", default=0, choices=[0, 1, 2, 3, 4]),
-            dcgm_timeout_s=dict(type="int"),
-            dcgmi_path=dict(type="path"),
-            dcgm_recorded_output=dict(type="path"),
-            fail_on=dict(type="str", default="never", choices=["never", "warn", "fail"]),
-        ),
-        supports_check_mode=True,
-    )
-    params = module.params
-    if params["dcgm_recorded_output"] and not params["dcgm_level"]:
-        module.fail_json(msg="dcgm_recorded_output needs dcgm_level 1-4 (the level the output was produced with)")
-    if params["xid_window_s"] < 0:
-        module.fail_json(msg="xid_window_s must not be negative (got %s)" % params["xid_window_s"])
-    try:
-        policy = validate_policy(params["thresholds"])
-        if params["recorded_readings"]:
-            nvml = RecordedNvml.from_file(params["recorded_readings"])
-            host = nvml.recording.get("host") or _host()
-        else:
-            nvml = import_pynvml()
-            host = _host()
-        readings = read_gpus(nvml, host=host, xid_window_s=params["xid_window_s"])
-    except NvmlUnavailableError as err:
-        module.fail_json(msg=err.message, error=err.to_dict())
-    except (GpuReadingError, GpuHealthPolicyError) as err:
-        module.fail_json(msg=str(err), error=err.to_dict())
-
-    report = None
-    level = params["dcgm_level"]
-    if level:
-        report = _run_dcgm(module, level)
-    result = evaluate(readings, params["expected_gpu_count"], policy, dcgm=report, dcgm_level=level or None)
-    result["dcgm"] = report
-    if params["return_readings"]:
-        result["readings"] = readings
-    if _STATUS_RANK[result["verdict"]] >= _FAIL_RANK[params["fail_on"]]:
-        module.fail_json(msg="GPU health %s on %s: %s" % (result["verdict"], result["host"], "; ".join(result["reasons"][:5])),
-                         changed=False, **result)
-    module.exit_json(changed=False, **result)
+def main() -> None:
+    module = AnsibleModule(argument_spec=GPU_HEALTH.spec, supports_check_mode=True, **GPU_HEALTH.module_options)
+    finish(module, call_entry(GPU_HEALTH, module.params, module.check_mode, module._diff))
 
 
 if __name__ == "__main__":

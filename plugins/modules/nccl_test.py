@@ -202,111 +202,15 @@ log_tail:
   type: str
 """
 
-import os
-import socket
-
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.dsxos.cluster.plugins.module_utils.certify.nccl_results import (
-    DEFAULT_LARGE_MESSAGE_BYTES, canonical_collective, parse_nccl_output,
-)
-from ansible_collections.dsxos.cluster.plugins.module_utils.certify.nccl_runner import (
-    LocalLaunch, NcclRunnerError, NcclTestArgs, binary_path, run_one,
-)
+from ansible_collections.dsxos.cluster.plugins.module_utils.certify.entry import NCCL_TEST
+from ansible_collections.dsxos.cluster.plugins.module_utils.common.entry import call_entry, finish
 
 
-def _tail(text, limit):
-    if limit <= 0:
-        return ""
-    return text[-limit:]
-
-
-def main():
-    module = AnsibleModule(
-        argument_spec=dict(
-            binary_dir=dict(type="path", required=True),
-            collective=dict(type="str", default="all_reduce"),
-            gpus=dict(type="int", default=8),
-            min_bytes=dict(type="str", default="1M"),
-            max_bytes=dict(type="str", default="8G"),
-            step_factor=dict(type="int", default=2),
-            iters=dict(type="int", default=20),
-            warmup=dict(type="int", default=5),
-            check=dict(type="bool", default=True),
-            env=dict(type="dict", default={}),
-            timeout_s=dict(type="int", default=600),
-            extra_args=dict(type="list", elements="str", default=[]),
-            mpirun=dict(type="dict", default={}, options=dict(
-                enabled=dict(type="bool", default=False),
-                path=dict(type="str", default="mpirun"),
-                args=dict(type="list", elements="str", default=[]),
-                allow_run_as_root=dict(type="bool", default=False),
-            )),
-            ignore_warn_patterns=dict(type="list", elements="str", default=[]),
-            large_message_bytes=dict(type="int"),
-            log_tail_chars=dict(type="int", default=4000),
-            fail_on_error=dict(type="bool", default=False),
-        ),
-        supports_check_mode=True,
-    )
-    params = module.params
-    host = socket.gethostname() or "localhost"
-    mpi = params["mpirun"] or {}
-    use_mpi = bool(mpi.get("enabled"))
-    try:
-        if params["gpus"] is None or params["gpus"] < 1:
-            raise NcclRunnerError("must be an integer >= 1", path="nccl_test", field="gpus", value=params["gpus"])
-        if params["timeout_s"] < 1:
-            raise NcclRunnerError("must be >= 1 second", path="nccl_test", field="timeout_s", value=params["timeout_s"])
-        test_args = NcclTestArgs(min_bytes=params["min_bytes"], max_bytes=params["max_bytes"],
-                                 step_factor=params["step_factor"], gpus=1 if use_mpi else params["gpus"],
-                                 iters=params["iters"], warmup=params["warmup"], check=1 if params["check"] else 0,
-                                 extra=list(params["extra_args"]))
-        launch = LocalLaunch(binary_dir=params["binary_dir"], collective=params["collective"], args=test_args,
-                             processes=params["gpus"] if use_mpi else 1, env=params["env"],
-                             mpirun=mpi.get("path") or "mpirun", mpirun_args=list(mpi.get("args") or []),
-                             allow_run_as_root=bool(mpi.get("allow_run_as_root")), timeout_s=params["timeout_s"])
-        command = launch.to_command()
-        binary = binary_path(params["binary_dir"], params["collective"])
-    except NcclRunnerError as err:
-        module.fail_json(msg=str(err), error=err.to_dict())
-
-    collective = canonical_collective(params["collective"])
-    base = dict(changed=False, host=host, collective=collective, ranks=params["gpus"], command=command.argv)
-    if module.check_mode:
-        module.exit_json(ok=None, reasons=[], **base)
-
-    if not os.access(binary, os.X_OK):
-        reasons = ["nccl-tests binary not found or not executable on %s: %s" % (host, binary)]
-        if params["fail_on_error"]:
-            module.fail_json(msg="nccl-tests %s on %s did not run: %s" % (collective, host, reasons[0]), ok=False,
-                             reasons=reasons, **base)
-        module.exit_json(ok=False, reasons=reasons, **base)
-
-    output = run_one(command)
-    text = output.stdout
-    if output.stderr:
-        text = text + ("\n" if text and not text.endswith("\n") else "") + output.stderr
-    large = params["large_message_bytes"] if params["large_message_bytes"] is not None else DEFAULT_LARGE_MESSAGE_BYTES
-    parsed = parse_nccl_output(text, collective=collective, source="nccl_test %s on %s" % (collective, host),
-                               large_message_bytes=large, ignore_warn_patterns=params["ignore_warn_patterns"])
-    reasons = list(parsed.reasons)
-    if output.timed_out:
-        reasons.insert(0, "timed out after %d s" % params["timeout_s"])
-    elif output.error:
-        reasons.insert(0, output.error)
-    elif output.rc != 0:
-        reasons.insert(0, "test exited with status %d" % output.rc)
-    ok = parsed.ok and output.ok and not reasons
-    parsed.ok = ok
-    parsed.reasons = reasons
-    result = dict(base)
-    result.update(ok=ok, reasons=reasons, busbw=parsed.large_message_busbw, ranks=parsed.ranks or params["gpus"],
-                  exit_status=output.rc, timed_out=output.timed_out, duration_s=round(output.duration_s, 3),
-                  result=parsed.to_dict(), log_tail=_tail(text, params["log_tail_chars"]))
-    if params["fail_on_error"] and not ok:
-        module.fail_json(msg="nccl-tests %s on %s failed: %s" % (collective, host, "; ".join(reasons)), **result)
-    module.exit_json(**result)
+def main() -> None:
+    module = AnsibleModule(argument_spec=NCCL_TEST.spec, supports_check_mode=True, **NCCL_TEST.module_options)
+    finish(module, call_entry(NCCL_TEST, module.params, module.check_mode, module._diff))
 
 
 if __name__ == "__main__":

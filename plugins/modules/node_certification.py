@@ -145,25 +145,15 @@ failed_nodes:
   elements: str
 """
 
-from ansible.module_utils.basic import AnsibleModule, missing_required_lib
+from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.dsxos.cluster.plugins.module_utils.kube.client import HAS_KUBERNETES, KUBERNETES_IMPORT_ERROR
-from ansible_collections.dsxos.cluster.plugins.module_utils.kube.errors import K8sError
-from ansible_collections.dsxos.cluster.plugins.module_utils.certify.node_certification import NODE_CERTIFICATION_SPEC, run_node_certification
-from ansible_collections.dsxos.cluster.plugins.module_utils.configure.errors import RecipeError
+from ansible_collections.dsxos.cluster.plugins.module_utils.certify.entry import NODE_CERTIFICATION
+from ansible_collections.dsxos.cluster.plugins.module_utils.common.entry import call_entry, finish
 
 
 def main() -> None:
-    module = AnsibleModule(argument_spec=NODE_CERTIFICATION_SPEC, supports_check_mode=True)
-    if module.params["label"] and not HAS_KUBERNETES:
-        module.fail_json(msg=missing_required_lib("kubernetes"), exception=KUBERNETES_IMPORT_ERROR)
-    try:
-        result = run_node_certification(module.params, check_mode=module.check_mode)
-    except (RecipeError, K8sError) as err:
-        module.fail_json(msg=str(err), error=err.to_dict())
-    if result.pop("failed", False):
-        module.fail_json(**result)
-    module.exit_json(**result)
+    module = AnsibleModule(argument_spec=NODE_CERTIFICATION.spec, supports_check_mode=True, **NODE_CERTIFICATION.module_options)
+    finish(module, call_entry(NODE_CERTIFICATION, module.params, module.check_mode, module._diff))
 
 
 if __name__ == "__main__":

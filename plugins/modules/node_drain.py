@@ -188,47 +188,15 @@ circuit_breaker:
   type: dict
 """
 
-from ansible.module_utils.basic import AnsibleModule, missing_required_lib
+from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.dsxos.cluster.plugins.module_utils.operate.circuit_breaker import BREAKER_OPTION_SPEC
-from ansible_collections.dsxos.cluster.plugins.module_utils.kube.client import HAS_KUBERNETES, K8S_AUTH_SPEC, KUBERNETES_IMPORT_ERROR
-from ansible_collections.dsxos.cluster.plugins.module_utils.kube.errors import K8sError
-from ansible_collections.dsxos.cluster.plugins.module_utils.operate.node_drain import node_drain_from_params
+from ansible_collections.dsxos.cluster.plugins.module_utils.common.entry import call_entry, finish
+from ansible_collections.dsxos.cluster.plugins.module_utils.operate.entry import NODE_DRAIN
 
 
 def main() -> None:
-    argument_spec = dict(K8S_AUTH_SPEC)
-    argument_spec.update(
-        nodes=dict(type="list", elements="str", required=True),
-        reason=dict(type="str", required=True),
-        actor=dict(type="str"),
-        mode=dict(type="str", default="immediate", choices=["immediate", "allow_completion", "delete_after_timeout"]),
-        timeout_s=dict(type="float", default=600.0),
-        eviction_timeout_s=dict(type="float"),
-        grace_period_s=dict(type="int"),
-        gpu_pods_only=dict(type="bool", default=False),
-        protected_namespaces_extra=dict(type="list", elements="str", default=[]),
-        protect_default_namespaces=dict(type="bool", default=True),
-        delete_emptydir_data=dict(type="bool", default=False),
-        force=dict(type="bool", default=False),
-        dry_run=dict(type="bool", default=False),
-        ignore_missing=dict(type="bool", default=False),
-        pdb_retry_s=dict(type="float", default=1.0),
-        pdb_retry_max_s=dict(type="float", default=5.0),
-        eviction_workers=dict(type="int", default=0),
-        circuit_breaker=BREAKER_OPTION_SPEC,
-    )
-    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
-    if not HAS_KUBERNETES:
-        module.fail_json(msg=missing_required_lib("kubernetes"), exception=KUBERNETES_IMPORT_ERROR)
-    try:
-        report = node_drain_from_params(module.params, check_mode=module.check_mode)
-    except K8sError as err:
-        module.fail_json(msg=str(err), error=err.to_dict())
-    result = report.to_dict()
-    if result.pop("failed"):
-        module.fail_json(**result)
-    module.exit_json(**result)
+    module = AnsibleModule(argument_spec=NODE_DRAIN.spec, supports_check_mode=True, **NODE_DRAIN.module_options)
+    finish(module, call_entry(NODE_DRAIN, module.params, module.check_mode, module._diff))
 
 
 if __name__ == "__main__":

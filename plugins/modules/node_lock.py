@@ -151,34 +151,15 @@ api_calls:
   type: dict
 """
 
-from ansible.module_utils.basic import AnsibleModule, missing_required_lib
+from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.dsxos.cluster.plugins.module_utils.kube.client import HAS_KUBERNETES, K8S_AUTH_SPEC, KUBERNETES_IMPORT_ERROR, K8sError
-from ansible_collections.dsxos.cluster.plugins.module_utils.operate.node_lock import run_node_lock
+from ansible_collections.dsxos.cluster.plugins.module_utils.common.entry import call_entry, finish
+from ansible_collections.dsxos.cluster.plugins.module_utils.operate.entry import NODE_LOCK
 
 
 def main() -> None:
-    argument_spec = dict(K8S_AUTH_SPEC)
-    argument_spec.update(
-        node=dict(type="str", required=True),
-        holder=dict(type="str", required=True),
-        state=dict(type="str", choices=["acquire", "renew", "release"], default="acquire"),
-        namespace=dict(type="str", default="dsxos-system"),
-        duration_s=dict(type="int", default=900),
-        purpose=dict(type="str", default=""),
-        reason=dict(type="str", default=""),
-        wait_timeout_s=dict(type="float", default=0.0),
-        poll_interval_s=dict(type="float", default=2.0),
-        force=dict(type="bool", default=False),
-    )
-    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
-    if not HAS_KUBERNETES:
-        module.fail_json(msg=missing_required_lib("kubernetes"), exception=KUBERNETES_IMPORT_ERROR)
-    try:
-        result = run_node_lock(module.params, check_mode=module.check_mode)
-    except K8sError as err:
-        module.fail_json(msg=str(err), error=err.to_dict())
-    module.exit_json(**result)
+    module = AnsibleModule(argument_spec=NODE_LOCK.spec, supports_check_mode=True, **NODE_LOCK.module_options)
+    finish(module, call_entry(NODE_LOCK, module.params, module.check_mode, module._diff))
 
 
 if __name__ == "__main__":

@@ -181,51 +181,15 @@ elapsed_s:
   type: float
 """
 
-from ansible.module_utils.basic import AnsibleModule, missing_required_lib
+from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.dsxos.cluster.plugins.module_utils.operate.circuit_breaker import BREAKER_OPTION_SPEC
-from ansible_collections.dsxos.cluster.plugins.module_utils.kube.client import HAS_KUBERNETES, K8S_AUTH_SPEC, KUBERNETES_IMPORT_ERROR
-from ansible_collections.dsxos.cluster.plugins.module_utils.kube.errors import K8sError
-from ansible_collections.dsxos.cluster.plugins.module_utils.operate.node_quarantine import node_quarantine_from_params
+from ansible_collections.dsxos.cluster.plugins.module_utils.common.entry import call_entry, finish
+from ansible_collections.dsxos.cluster.plugins.module_utils.operate.entry import NODE_QUARANTINE
 
 
 def main() -> None:
-    argument_spec = dict(K8S_AUTH_SPEC)
-    argument_spec.update(
-        nodes=dict(type="list", elements="str", required=True),
-        action=dict(type="str", required=True, choices=["cordon", "uncordon", "taint", "untaint", "label", "release"]),
-        reason=dict(type="str"),
-        actor=dict(type="str"),
-        taints=dict(type="list", elements="dict", default=[], options=dict(
-            key=dict(type="str", required=True, no_log=False),
-            value=dict(type="str"),
-            effect=dict(type="str", choices=["NoSchedule", "PreferNoSchedule", "NoExecute"]),
-        )),
-        labels=dict(type="dict"),
-        dry_run=dict(type="bool", default=False),
-        ignore_missing=dict(type="bool", default=False),
-        fail_on_refused=dict(type="bool", default=False),
-        conflict_retries=dict(type="int", default=5),
-        history_limit=dict(type="int", default=20),
-        circuit_breaker=BREAKER_OPTION_SPEC,
-    )
-    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
-    if not HAS_KUBERNETES:
-        module.fail_json(msg=missing_required_lib("kubernetes"), exception=KUBERNETES_IMPORT_ERROR)
-    params = dict(module.params)
-    # a taint given without effect keeps None (only meaningful for untaint); drop the None values Ansible fills in
-    params["taints"] = [{k: v for k, v in t.items() if v is not None} for t in params.get("taints") or []]
-    try:
-        report = node_quarantine_from_params(params, check_mode=module.check_mode)
-    except K8sError as err:
-        module.fail_json(msg=str(err), error=err.to_dict())
-    result = report.to_dict()
-    failed = result.pop("failed")
-    if module._diff:  # pylint: disable=protected-access
-        result["diff"] = report.diff()
-    if failed:
-        module.fail_json(**result)
-    module.exit_json(**result)
+    module = AnsibleModule(argument_spec=NODE_QUARANTINE.spec, supports_check_mode=True, **NODE_QUARANTINE.module_options)
+    finish(module, call_entry(NODE_QUARANTINE, module.params, module.check_mode, module._diff))
 
 
 if __name__ == "__main__":

@@ -100,18 +100,13 @@ elapsed_ms:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.dsxos.cluster.plugins.module_utils.common.entry import call_entry
-from ansible_collections.dsxos.cluster.plugins.module_utils.configure.entry import RESOLVE_SPEC, run_resolve
+from ansible_collections.dsxos.cluster.plugins.module_utils.common.entry import call_entry, finish
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.entry import RECIPE_RESOLVE
 
 
 def main() -> None:
-    # Normally the controller-side action plugin of the same name runs this logic; the module is its
-    # documentation and also works when executed directly (recipes and bundles on the executing host).
-    module = AnsibleModule(argument_spec=RESOLVE_SPEC, supports_check_mode=True)
-    result = call_entry(run_resolve, module.params, module.check_mode, module._diff)
-    if result.pop("failed", False):
-        module.fail_json(**result)
-    module.exit_json(**result)
+    module = AnsibleModule(argument_spec=RECIPE_RESOLVE.spec, supports_check_mode=True, **RECIPE_RESOLVE.module_options)
+    finish(module, call_entry(RECIPE_RESOLVE, module.params, module.check_mode, module._diff))
 
 
 if __name__ == "__main__":

@@ -307,149 +307,15 @@ reason:
   type: str
 """
 
-import socket
-import sys
-
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.dsxos.cluster.plugins.module_utils.certify.goodput import GoodputError, evaluate_logs
-from ansible_collections.dsxos.cluster.plugins.module_utils.certify.goodput_launcher import GoodputLaunchError, LaunchConfig, launch_rank
-
-_LAUNCH_OPTIONS = ("script", "rank", "world_size", "master_addr", "workdir", "master_port", "ifname", "steps", "batch_size",
-                   "hidden", "layers", "checkpoint_every", "interrupt_after", "restart_delay_s", "comm_timeout_s", "timeout_s",
-                   "threads", "extra_args", "clean", "max_log_bytes")
+from ansible_collections.dsxos.cluster.plugins.module_utils.certify.entry import TRAINING_GOODPUT
+from ansible_collections.dsxos.cluster.plugins.module_utils.common.entry import call_entry, finish
 
 
-def _launch_config(module):
-    params = module.params
-    config = LaunchConfig(python=params["python"] or sys.executable, host=params["host"] or socket.gethostname(),
-                          **{name: params[name] for name in _LAUNCH_OPTIONS})
-    problems = config.problems()
-    if problems:
-        module.fail_json(msg="; ".join(problems))
-    return config
-
-
-def run(module):
-    """Run this host's rank (both attempts); a workload failure is a result unless fail_on=fail."""
-    config = _launch_config(module)
-    if module.check_mode:
-        module.exit_json(changed=True, mode="run", msg="check mode: would run rank %d of %d" % (config.rank, config.world_size),
-                         host=config.host, rank=config.rank, log="", attempt_results=[], timed_out=False, workload_failed=False,
-                         reason=None)
-    try:
-        result = launch_rank(config)
-    except GoodputLaunchError as err:
-        module.fail_json(msg=str(err), error=err.to_dict())
-    result.update(changed=True, mode="run")
-    if result["reason"] and module.params["fail_on"] == "fail":
-        module.fail_json(msg=result["reason"], **result)
-    module.exit_json(**result)
-
-
-def _entries(module):
-    """Log entries for goodput.evaluate_logs from ``runs``, ``logs`` and ``expected_hosts``."""
-    params = module.params
-    entries = []
-    seen_hosts = set()
-    expected_steps = None
-    for index, outcome in enumerate(params["runs"]):
-        if not outcome:
-            continue
-        if not outcome.get("host") and not outcome.get("log") and params["expected_hosts"]:
-            continue  # a result that names no host (unreachable before the module ran): expected_hosts reports it
-        host = outcome.get("host") or outcome.get("item") or "run %d" % index
-        seen_hosts.add(host)
-        entry = {"rank": outcome.get("rank"), "host": host, "timed_out": bool(outcome.get("timed_out")), "timeout_s": outcome.get("timeout_s")}
-        if outcome.get("steps") and expected_steps is None:
-            expected_steps = outcome["steps"]
-        if outcome.get("unreachable"):
-            entry["missing"] = "unreachable: %s" % (outcome.get("msg") or "host could not be reached")
-        elif outcome.get("log"):
-            entry["text"] = outcome["log"]
-        else:
-            entry["missing"] = outcome.get("reason") or outcome.get("msg") or "no log returned"
-        entries.append(entry)
-    for index, item in enumerate(params["logs"]):
-        entry = {"rank": item.get("rank"), "host": item.get("host")}
-        if item.get("host"):
-            seen_hosts.add(item["host"])
-        if item.get("text") is not None:
-            entry["text"] = item["text"]
-        elif item.get("path"):
-            try:
-                with open(item["path"], "rb") as handle:
-                    entry["text"] = handle.read()
-                entry["source"] = item["path"]
-            except OSError as err:
-                entry["missing"] = "cannot read %s: %s" % (item["path"], err.strerror or err)
-        else:
-            module.fail_json(msg="logs[%d] needs text or path (got keys %s)" % (index, ", ".join(sorted(item)) or "none"))
-        entries.append(entry)
-    for host in params["expected_hosts"]:
-        if host not in seen_hosts:
-            entries.append({"host": host, "missing": "unreachable or did not run the workload"})
-    return entries, expected_steps
-
-
-def evaluate(module):
-    params = module.params
-    entries, run_steps = _entries(module)
-    expected_steps = params["expected_steps"]
-    if expected_steps is None and params["profile"] == "dsxos":
-        expected_steps = run_steps
-    try:
-        result = evaluate_logs(entries, profile=params["profile"], world_size=params["world_size"],
-                               expected_steps=expected_steps, min_goodput=params["min_goodput"])
-    except GoodputError as err:
-        module.fail_json(msg=str(err), error=err.to_dict())
-    result["warnings_found"] = result.pop("warnings")
-    result.update(changed=False, mode="evaluate")
-    if params["fail_on"] == "fail" and not result["passed"]:
-        module.fail_json(msg="training goodput failed: %s" % "; ".join(result["reasons"][:5]), **result)
-    module.exit_json(**result)
-
-
-def main():
-    module = AnsibleModule(
-        argument_spec=dict(
-            mode=dict(type="str", default="run", choices=["run", "evaluate"]),
-            script=dict(type="path"),
-            python=dict(type="path"),
-            host=dict(type="str"),
-            rank=dict(type="int"),
-            world_size=dict(type="int"),
-            master_addr=dict(type="str"),
-            master_port=dict(type="int", default=29500),
-            ifname=dict(type="str"),
-            workdir=dict(type="path"),
-            clean=dict(type="bool", default=True),
-            steps=dict(type="int", default=200),
-            batch_size=dict(type="int", default=64),
-            hidden=dict(type="int", default=256),
-            layers=dict(type="int", default=3),
-            checkpoint_every=dict(type="int", default=50),
-            interrupt_after=dict(type="int"),
-            restart_delay_s=dict(type="float", default=0.0),
-            comm_timeout_s=dict(type="float", default=60.0),
-            timeout_s=dict(type="float", default=600.0),
-            threads=dict(type="int", default=1),
-            extra_args=dict(type="list", elements="str", default=[]),
-            max_log_bytes=dict(type="int", default=4194304),
-            runs=dict(type="list", elements="dict", default=[]),
-            logs=dict(type="list", elements="dict", default=[]),
-            expected_hosts=dict(type="list", elements="str", default=[]),
-            profile=dict(type="raw", default="dsxos"),
-            expected_steps=dict(type="int"),
-            min_goodput=dict(type="float"),
-            fail_on=dict(type="str", default="never", choices=["never", "fail"]),
-        ),
-        required_if=[("mode", "run", ("script", "rank", "world_size", "master_addr", "workdir"))],
-        supports_check_mode=True,
-    )
-    if module.params["mode"] == "evaluate":
-        evaluate(module)
-    run(module)
+def main() -> None:
+    module = AnsibleModule(argument_spec=TRAINING_GOODPUT.spec, supports_check_mode=True, **TRAINING_GOODPUT.module_options)
+    finish(module, call_entry(TRAINING_GOODPUT, module.params, module.check_mode, module._diff))
 
 
 if __name__ == "__main__":

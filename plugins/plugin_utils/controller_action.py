@@ -6,45 +6,56 @@
 Recipes, bundles and constraint snapshots are controller-side data (like templates): the
 built-in catalog ships inside the installed collection, which a module copied to a target
 could not see. These actions validate their arguments with the same argument spec the
-module documents, make one call into ``module_utils`` and return its result.
+module documents (the module's ``EntryPoint.spec``), make one call through
+``common.entry.call_entry`` and return its result.
 """
 from __future__ import annotations
 
 import json
-from typing import Any, Callable, Dict
+from typing import Any, Dict, Optional
 
-from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
+from ansible.utils.display import Display
 
-from ansible_collections.dsxos.cluster.plugins.module_utils.common.entry import call_entry
+from ansible_collections.dsxos.cluster.plugins.module_utils.common.entry import EntryPoint, call_entry
+
+display = Display()
 
 
 class ControllerAction(ActionBase):
-    """Subclasses set ``ARGUMENT_SPEC`` and implement :meth:`call`."""
+    """Subclasses set ``ENTRY`` (an :class:`EntryPoint`); ``PROGRESS`` makes ``run`` receive a ``progress`` callback
+    that prints one line per call on the controller (``<module>: <message>``)."""
 
     TRANSFERS_FILES = False
-    ARGUMENT_SPEC: Dict[str, Any] = {}
-
-    def call(self, args: Dict[str, Any], check_mode: bool, diff: bool) -> Dict[str, Any]:
-        raise AnsibleActionFail("%s does not implement call()" % type(self).__name__)
+    ENTRY: Optional[EntryPoint] = None
+    PROGRESS = False
 
     def run(self, tmp: Any = None, task_vars: Any = None) -> Dict[str, Any]:
         result = super().run(tmp, task_vars)
         del tmp
-        _validation, tagged = self.validate_argument_spec(argument_spec=self.ARGUMENT_SPEC)
+        entry = self.ENTRY
+        if entry is None:  # a programming error in the plugin file, reported like any failure
+            result.update(failed=True, msg="%s declares no ENTRY" % type(self).__name__)
+            return result
+        _validation, tagged = self.validate_argument_spec(argument_spec=entry.spec)
         # Templated values arrive as tagged/unsafe str subclasses: hand plain data to module_utils.
         args = json.loads(json.dumps(tagged, default=str))
-        result.update(call_entry(self.call, args, bool(self._task.check_mode), bool(self._task.diff)))
+        context: Dict[str, Any] = {}
+        if self.PROGRESS:
+            def progress(message: str, info: Optional[Dict[str, Any]] = None) -> None:
+                del info
+                display.display("%s: %s" % (entry.name, message))
+            context["progress"] = progress
+        result.update(call_entry(entry, args, bool(self._task.check_mode), bool(self._task.diff), **context))
         return result
 
 
-def make_action(spec: Dict[str, Any], func: Callable[[Dict[str, Any], bool, bool], Dict[str, Any]]) -> type:
-    """Build a :class:`ControllerAction` subclass from an argument spec and a call."""
+def make_action(entry: EntryPoint, progress: bool = False) -> type:
+    """Build a :class:`ControllerAction` subclass for ``entry``."""
 
     class _Action(ControllerAction):
-        ARGUMENT_SPEC = spec
+        ENTRY = entry
+        PROGRESS = progress
 
-        def call(self, args: Dict[str, Any], check_mode: bool, diff: bool) -> Dict[str, Any]:
-            return func(args, check_mode, diff)
-
+    _Action.__name__ = "ActionModule"
     return _Action

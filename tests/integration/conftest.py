@@ -8,6 +8,12 @@
   ``DSXOS_INSTALLED_COLLECTIONS=<dir holding ansible_collections/>`` to reuse an existing install instead.
 * ``ansible_run`` (function): ``ansible_run(playbook, extra_vars=None, check=False, diff=False,
   inventory=None, expect_rc=0) -> PlaybookResult``; asserts the exit status unless ``expect_rc=None``.
+
+Parallel runs (pytest-xdist, ``make integration`` passes ``-n N --dist loadgroup``): every worker builds its own
+install under its own temporary directory. The network-namespace fabric tests build namespaces, a bridge and sshds
+in the root namespace and slow its links with tc, so :func:`pytest_collection_modifyitems` puts every test that
+uses the fabric (or lives in a fabric test file) into ONE xdist group: they run one after another on one worker,
+sharing one fabric, never beside another fabric.
 """
 from __future__ import annotations
 
@@ -21,6 +27,26 @@ import pytest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from playbook_runner import PlaybookResult, build_and_install, run_playbook  # noqa: E402  pylint: disable=wrong-import-position
+
+
+#: Fixtures that build or use the network-namespace fabric (tests/harness/netns_fabric_fixture.py).
+FABRIC_FIXTURES = frozenset({"netns_fabric", "netns_fabric_factory", "nccl_standin_dir"})
+#: Test files that drive the fabric (also directly, not only through the fixtures above).
+FABRIC_FILES = frozenset({"test_netns_fabric.py", "test_certify_fabric_e2e.py"})
+FABRIC_GROUP = "netns_fabric"
+
+
+def uses_fabric(item: pytest.Item) -> bool:
+    """Whether a test builds or uses the network-namespace fabric."""
+    return bool(FABRIC_FIXTURES.intersection(getattr(item, "fixturenames", ()))) or item.path.name in FABRIC_FILES
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:  # pylint: disable=unused-argument
+    """Put every fabric test into one xdist group (runs before xdist turns the marks into node id suffixes)."""
+    for item in items:
+        if uses_fabric(item):
+            item.add_marker(pytest.mark.xdist_group(FABRIC_GROUP))
 
 
 @pytest.fixture(scope="session")

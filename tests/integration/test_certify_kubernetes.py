@@ -15,14 +15,15 @@ import re
 import pytest
 
 from ansible_collections.dsxos.cluster.plugins.module_utils.certify.nccl_rounds import certify_nccl, nodes_from_params, validate_config
-from ansible_collections.dsxos.cluster.plugins.module_utils.certify.runners import (
+from ansible_collections.dsxos.cluster.plugins.module_utils.certify.entry import run_certify_nccl, run_node_certification
+from ansible_collections.dsxos.cluster.plugins.module_utils.certify.runner_kubernetes import (
     ANNOTATION_COLLECTIVE, ANNOTATION_NODES, INDEX_ANNOTATION, LABEL_JOB, KubernetesRunner, build_job, job_name,
-    kube_options_from_params, run_certify_nccl)
+    kube_options_from_params)
 from ansible_collections.dsxos.cluster.plugins.module_utils.certify.nccl_rounds import CertifyError
 from ansible_collections.dsxos.cluster.plugins.module_utils.kube.client import client_from_params
 from ansible_collections.dsxos.cluster.plugins.module_utils.certify.node_certification import (
     ANNOTATION_REASON, LABEL_CERTIFIED_AT, LABEL_VALID_UNTIL, LABEL_VERDICT, aggregate_certification, certification_summary,
-    normalize_result, run_node_certification, validate_input)
+    normalize_result, validate_input)
 from ansible_collections.dsxos.cluster.tests.harness.fabric_sim import FabricSimulator
 from ansible_collections.dsxos.cluster.tests.harness.k8s_emulator.pytest_fixture import (  # noqa: F401  pylint: disable=unused-import
     k8s_emulator, k8s_emulator_factory)

@@ -6,6 +6,10 @@
 One playbook per failure mode, with every module as a task (``ignore_errors``), run through real
 ansible-playbook against the emulator: RBAC refusal, API unreachable, exhausted retries, invalid node name,
 unknown node. Each task must fail (never crash with a traceback) and its message must name the problem.
+
+Timings are short and explicit (the ``k8s_auth`` options ``retries``, ``retry_backoff_s``, ``request_timeout_s``),
+never the defaults (8 retries with a backoff growing to 5 s): a failure case costs one module start per module, not
+retry sleeps. The bundle for the drift check is rendered once per file (``drift_bundle``), not in every playbook.
 """
 from __future__ import annotations
 
@@ -16,9 +20,30 @@ import pytest
 
 from ansible_collections.dsxos.cluster.tests.harness.k8s_emulator.pytest_fixture import (  # noqa: F401  pylint: disable=unused-import
     k8s_emulator, k8s_emulator_factory)
+from playbook_runner import run_playbook
 
 NODE_MODULES = ("node_lock", "node_quarantine", "node_drain", "node_certification")
 ALL_MODULES = ("cluster_snapshot", "bundle_drift", "circuit_breaker") + NODE_MODULES
+
+
+#: One retry after a 10 ms pause, 5 s per request: enough to show "after 2 attempt(s)", never a default sleep.
+TIMINGS = {"retries": 1, "retry_backoff_s": 0.01, "request_timeout_s": 5}
+
+RENDER = """
+- name: Render the bundle the drift check reads
+  hosts: localhost
+  gather_facts: false
+  tasks:
+    - name: Resolve a recipe for the drift check
+      dsxos.cluster.recipe_resolve:
+        criteria: {service: eks, accelerator: h100, os: ubuntu, intent: training}
+      register: resolved
+
+    - name: Render it
+      dsxos.cluster.bundle_render:
+        recipe: "{{ resolved.recipe }}"
+        dest: "{{ bundle_dir }}"
+"""
 
 
 def _playbook(node: str) -> str:
@@ -30,20 +55,10 @@ def _playbook(node: str) -> str:
   module_defaults:
     group/dsxos.cluster.k8s:
       kubeconfig: "{{{{ kubeconfig }}}}"
-      retries: 1
-      retry_backoff_s: 0.01
-      request_timeout_s: 5
+      retries: "{{{{ timings.retries }}}}"
+      retry_backoff_s: "{{{{ timings.retry_backoff_s }}}}"
+      request_timeout_s: "{{{{ timings.request_timeout_s }}}}"
   tasks:
-    - name: Resolve a recipe for the drift check
-      dsxos.cluster.recipe_resolve:
-        criteria: {{service: eks, accelerator: h100, os: ubuntu, intent: training}}
-      register: resolved
-
-    - name: Render it
-      dsxos.cluster.bundle_render:
-        recipe: "{{{{ resolved.recipe }}}}"
-        dest: "{{{{ bundle_dir }}}}"
-
     - name: cluster_snapshot
       dsxos.cluster.cluster_snapshot:
       ignore_errors: true
@@ -92,10 +107,19 @@ def _playbook(node: str) -> str:
 """
 
 
-def _run(ansible_run, tmp_path: Path, kubeconfig: str, node: str):
+@pytest.fixture(scope="module")
+def drift_bundle(installed_collection: Path, tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A Helm bundle rendered once, through the installed collection, for every bundle_drift task of this file."""
+    base = tmp_path_factory.mktemp("failure-bundle")
+    bundle = base / "bundle"
+    result = run_playbook(RENDER, installed_collection, base / "render", extra_vars={"bundle_dir": str(bundle)})
+    assert result.rc == 0 and result.task("Render it")["status"] == "ok", result.describe()
+    return str(bundle)
+
+
+def _run(ansible_run, bundle: str, kubeconfig: str, node: str, **timings):
     result = ansible_run(_playbook(node), expect_rc=None,
-                         extra_vars={"kubeconfig": kubeconfig, "bundle_dir": str(tmp_path / "bundle")})
-    assert result.task("Render it")["status"] == "ok", result.describe()
+                         extra_vars={"kubeconfig": kubeconfig, "bundle_dir": bundle, "timings": dict(TIMINGS, **timings)})
     assert "Traceback" not in result.stdout + result.stderr, result.describe()
     return {name: result.task(name) for name in ALL_MODULES}
 
@@ -114,17 +138,17 @@ def cluster(k8s_emulator):  # pylint: disable=redefined-outer-name
     return k8s_emulator
 
 
-def test_rbac_refusal_names_verb_and_resource(ansible_run, cluster, tmp_path):  # pylint: disable=redefined-outer-name
+def test_rbac_refusal_names_verb_and_resource(ansible_run, cluster, drift_bundle):  # pylint: disable=redefined-outer-name
     cluster.access.deny(verbs=["*"], resources=["*"])
     node = "ip-10-0-0-0.ec2.internal"
-    records = _run(ansible_run, tmp_path, cluster.kubeconfig_path, node)
+    records = _run(ansible_run, drift_bundle, cluster.kubeconfig_path, node)
     _assert_failed(records, ALL_MODULES, "forbidden", "403")
     for name in ALL_MODULES:
         msg = records[name]["msg"]
         assert any(res in msg for res in ("nodes", "secrets", "configmaps", "leases", "namespaces", "pods", "version")), (name, msg)
 
 
-def test_api_unreachable_names_the_server(ansible_run, tmp_path):
+def test_api_unreachable_names_the_server(ansible_run, drift_bundle, tmp_path):
     with socket.socket() as sock:  # a port nobody listens on
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
@@ -136,31 +160,33 @@ users: [{{name: u, user: {{token: t}}}}]
 contexts: [{{name: gone, context: {{cluster: gone, user: u}}}}]
 current-context: gone
 """, encoding="utf-8")
-    records = _run(ansible_run, tmp_path, str(kubeconfig), "ip-10-0-0-0.ec2.internal")
+    # Nobody listens: a refused connection is immediate; no retry, and a short request timeout in case the port
+    # is taken meanwhile by something that accepts and never answers.
+    records = _run(ansible_run, drift_bundle, str(kubeconfig), "ip-10-0-0-0.ec2.internal", retries=0, request_timeout_s=2)
     _assert_failed(records, ALL_MODULES, f"127.0.0.1:{port}")
 
 
-def test_exhausted_retries_name_the_attempts(ansible_run, cluster, tmp_path):  # pylint: disable=redefined-outer-name
+def test_exhausted_retries_name_the_attempts(ansible_run, cluster, drift_bundle):  # pylint: disable=redefined-outer-name
     node = "ip-10-0-0-0.ec2.internal"
     cluster.faults.set("/api", error_rate=1.0, error_code=503)
     cluster.faults.set("/apis", error_rate=1.0, error_code=503)
     cluster.faults.set("/version", error_rate=1.0, error_code=503)
-    records = _run(ansible_run, tmp_path, cluster.kubeconfig_path, node)
+    records = _run(ansible_run, drift_bundle, cluster.kubeconfig_path, node)
     _assert_failed(records, ALL_MODULES, "retr", "attempt", "503")
 
 
-def test_invalid_node_name_is_refused_before_any_call(ansible_run, cluster, tmp_path):  # pylint: disable=redefined-outer-name
+def test_invalid_node_name_is_refused_before_any_call(ansible_run, cluster, drift_bundle):  # pylint: disable=redefined-outer-name
     bad = "Bad_Node;rm -rf /"
-    records = _run(ansible_run, tmp_path, cluster.kubeconfig_path, bad)
+    records = _run(ansible_run, drift_bundle, cluster.kubeconfig_path, bad)
     _assert_failed(records, ("circuit_breaker",) + NODE_MODULES, "invalid", "rfc 1123", "not a valid")
     for name in ("circuit_breaker",) + NODE_MODULES:
         assert "Bad_Node" in records[name]["msg"], (name, records[name]["msg"])
     assert cluster.api_calls("patch", "nodes") == 0
 
 
-def test_unknown_node_is_named(ansible_run, cluster, tmp_path):  # pylint: disable=redefined-outer-name
+def test_unknown_node_is_named(ansible_run, cluster, drift_bundle):  # pylint: disable=redefined-outer-name
     ghost = "no-such-node.example.internal"
-    records = _run(ansible_run, tmp_path, cluster.kubeconfig_path, ghost)
+    records = _run(ansible_run, drift_bundle, cluster.kubeconfig_path, ghost)
     for name in ("node_quarantine", "node_drain", "node_certification", "node_lock"):
         record = records[name]
         assert record["failed"] is True, (name, record)

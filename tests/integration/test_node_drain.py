@@ -9,6 +9,7 @@ import json
 import os
 import signal
 import subprocess
+import threading
 import time
 
 from playbook_runner import _bin, default_inventory, playbook_env  # pylint: disable=import-error
@@ -22,6 +23,39 @@ from ansible_collections.dsxos.cluster.tests.harness.k8s_emulator.pytest_fixture
 PRIOR = "dsxos.io/quarantine-prior"
 HISTORY = "dsxos.io/quarantine-history"
 HOST = "kubernetes.io/hostname"
+
+
+def _children(pid):
+    out = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat", encoding="utf-8") as handle:
+                    stat = handle.read()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                out.append(int(entry))
+    return out
+
+
+def kill_tree(pid):
+    """SIGKILL ``pid`` and every descendant. ansible-playbook's workers call setsid(), so killing the playbook's process
+    group leaves the worker and its module running: stop the whole tree first (stopped processes spawn nothing), then kill it."""
+    stopped, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        try:
+            os.kill(current, signal.SIGSTOP)
+        except ProcessLookupError:
+            continue
+        stopped.append(current)
+        todo.extend(_children(current))
+    for current in stopped:
+        try:
+            os.kill(current, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
 
 
 def running(emu, namespace, selector):
@@ -104,7 +138,7 @@ FAILURE_PLAYBOOK = """
       dsxos.cluster.node_drain: {nodes: ["{{ nodes[0] }}"], reason: maintenance}
       ignore_errors: true
     - name: budget never allows
-      dsxos.cluster.node_drain: {nodes: ["{{ nodes[1] }}"], reason: maintenance, timeout_s: 1.5, pdb_retry_s: 0.1, pdb_retry_max_s: 0.3}
+      dsxos.cluster.node_drain: {nodes: ["{{ nodes[1] }}"], reason: maintenance, timeout_s: 0.6, pdb_retry_s: 0.05, pdb_retry_max_s: 0.1}
       ignore_errors: true
     - name: unknown and invalid nodes
       dsxos.cluster.node_drain: {nodes: ["{{ nodes[2] }}", no-such-node], reason: maintenance}
@@ -145,6 +179,7 @@ def test_interrupted_drain_rerun_converges(k8s_emulator_factory, ansible_run, in
     emu = k8s_emulator_factory(time_scale=0.2, kubelet_start_delay_s=5.0)
     nodes = emu.add_nodes(3, "h100-eks", name_prefix="gpu-")
     target = start_training(emu, nodes, replicas=15, grace_s=10)
+    on_target = {p["metadata"]["name"] for p in emu.api.pods("ml", node=target, label_selector="app=train")}
     playbook = f"""
 - hosts: localhost
   gather_facts: false
@@ -157,32 +192,56 @@ def test_interrupted_drain_rerun_converges(k8s_emulator_factory, ansible_run, in
     (workdir / "playbook.yml").write_text(playbook, encoding="utf-8")
     (workdir / "inventory.ini").write_text(default_inventory(), encoding="utf-8")
     env = playbook_env(installed_collection, workdir, workdir / "results.jsonl")
+
+    # Hold the drain at a known point: no replacement becomes Ready while the first run is alive, so the budget
+    # (maxUnavailable 1) lets exactly ONE eviction through and refuses every other one, however slow the machine is.
+    emu.controllers.kubelet_start_delay_s = 1e9
+
+    def removed():
+        pods = {p["metadata"]["name"]: p for p in emu.api.pods("ml", node=target, label_selector="app=train")}
+        return {n for n in on_target if n not in pods or pods[n]["metadata"].get("deletionTimestamp")}
+
     proc = subprocess.Popen([_bin("ansible-playbook"), "-i", "inventory.ini", "playbook.yml"], cwd=workdir, env=env,  # pylint: disable=consider-using-with
                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     try:
-        def removal_started():
-            pods = emu.api.pods("ml", node=target)
-            return len([p for p in pods if p["metadata"].get("deletionTimestamp")]) + (5 - len(pods)) >= 1
-        emu.wait_for(removal_started, 60, what="the first evictions")
+        evictions_before = emu.api_calls("create", "pods/eviction")
+        # the known point: one pod evicted and the next eviction already refused by the budget
+        emu.wait_for(lambda: removed() and emu.api_calls("create", "pods/eviction") >= evictions_before + 2, 120,
+                     what="the first eviction and a refused one")
     finally:
-        os.killpg(proc.pid, signal.SIGKILL)
+        kill_tree(proc.pid)
         proc.wait(timeout=30)
-    left = [p for p in emu.api.pods("ml", node=target) if not p["metadata"].get("deletionTimestamp")]
-    assert left, "the run must have been interrupted mid-drain"
+    evictions = emu.api_calls("create", "pods/eviction")
+    time.sleep(0.5)  # > 2 x pdb_retry_max_s: a surviving first run would have retried by now
+    assert emu.api_calls("create", "pods/eviction") == evictions, "the first run must really be dead"
+    first_run_removed = removed()
+    assert len(first_run_removed) == 1, f"the budget must have let exactly one eviction through, got {sorted(first_run_removed)}"
     assert emu.api.get("v1", "Node", target)["spec"]["unschedulable"] is True
+    assert not emu.pdb_violated("train", "ml")
+
+    # release the hold: replacements start again (the one created during the hold is replaced by a fresh pod)
+    emu.controllers.kubelet_start_delay_s = 5.0
+    for pod in emu.api.pods("ml", label_selector="app=train"):
+        if pod["status"].get("phase") == "Pending" and not pod["metadata"].get("deletionTimestamp"):
+            emu.api.delete("v1", "Pod", pod["metadata"]["name"], "ml", grace_period_seconds=0)
 
     rerun = ansible_run(playbook)
     drained = rerun.task("drain")["result"]
     assert drained["drained_nodes"] == [target]
-    outcomes = {p["outcome"] for p in drained["nodes"][0]["pods"]}
-    assert outcomes <= {"evicted", "gone"} and "evicted" in outcomes
+    pods = {p["name"]: p["outcome"] for p in drained["nodes"][0]["pods"]}
+    assert set(pods.values()) <= {"evicted", "gone"}
+    assert {n for n, outcome in pods.items() if outcome == "evicted"} == on_target - first_run_removed, \
+        "the rerun evicts exactly the pods the interrupted run left"
     assert not emu.api.pods("ml", node=target)
     assert not emu.pdb_violated("train", "ml")
+    emu.wait_for(lambda: len(running(emu, "ml", "app=train")) == 15, 30, what="every replacement running")
     assert json.loads(emu.api.get("v1", "Node", target)["metadata"]["annotations"][PRIOR])["reason"] == "drain: XID 79"
 
 
 def test_allow_completion_and_delete_after_timeout_in_process(k8s_emulator_factory):  # pylint: disable=redefined-outer-name
     emu = k8s_emulator_factory(time_scale=0.05)
+    # the fine-tuning job runs until the test completes it (no race with the wall clock of a loaded machine)
+    emu.job_behaviour = lambda job, pod: (1e9, 0, "")
     nodes = emu.add_nodes(2, "h100-eks", name_prefix="gpu-")
     emu.add_job("finetune", namespace="ml", duration_s=50, gpu=1, node_selector={HOST: nodes[0]})
     emu.add_deployment("solo", replicas=1, node_selector={HOST: nodes[1]})
@@ -191,7 +250,21 @@ def test_allow_completion_and_delete_after_timeout_in_process(k8s_emulator_facto
     emu.settle()
     with KubeClient(auth_from_params({"kubeconfig": emu.kubeconfig_path})) as client:
         started = time.monotonic()
-        waited = drain_nodes(client, [nodes[0]], DrainOptions(reason="maintenance", mode="allow_completion", timeout_s=20))
+        reports = []
+        worker = threading.Thread(target=lambda: reports.append(drain_nodes(client, [nodes[0]], DrainOptions(
+            reason="maintenance", mode="allow_completion", timeout_s=20))))
+        lists_before = emu.api_calls("list", "pods")
+        worker.start()
+        try:
+            emu.wait_for(lambda: emu.api_calls("list", "pods") > lists_before, 20, what="the drain listing the node's pods")
+            time.sleep(0.3)
+            assert worker.is_alive(), "allow_completion must wait for the running job"
+            job_pod = running(emu, "ml", None)[0]
+            emu.api.patch("v1", "Pod", job_pod["metadata"]["name"], {"status": {"phase": "Succeeded"}}, namespace="ml",
+                          subresource="status")
+        finally:
+            worker.join(30)
+        waited = reports[0]
         assert waited.results[0].status == "drained" and time.monotonic() - started >= 0.3
         assert [p.outcome for p in waited.results[0].pods] == ["completed"]
         assert emu.api_calls("create", "pods/eviction") == 0

@@ -9,6 +9,9 @@ from ansible_collections.dsxos.cluster.tests.harness.k8s_emulator.pytest_fixture
 
 # pylint: disable=redefined-outer-name
 
+#: Short explicit timings: no task waits for another holder (wait_timeout_s 0, a short poll), no client retry sleeps.
+TIMINGS = {"duration_s": 600, "wait_timeout_s": 0, "poll_interval_s": 0.05}
+
 PLAY = """
 - name: Lock
   hosts: localhost
@@ -26,13 +29,48 @@ PLAY = """
         purpose: drain
         reason: "{{ reason | default('XID 79 on GPU 3') }}"
         duration_s: 600
+        wait_timeout_s: 0
+        poll_interval_s: 0.05
+"""
+
+#: The whole cycle in ONE ansible-playbook run (each run costs seconds of interpreter start-up on a loaded machine).
+CYCLE = """
+- name: Lock cycle
+  hosts: localhost
+  gather_facts: false
+  module_defaults:
+    group/dsxos.cluster.k8s:
+      kubeconfig: "{{ kubeconfig }}"
+      retry_backoff_s: 0
+      retries: 0
+    dsxos.cluster.node_lock:
+      node: "{{ node }}"
+      purpose: drain
+      reason: XID 79 on GPU 3
+      duration_s: "{{ timings.duration_s }}"
+      wait_timeout_s: "{{ timings.wait_timeout_s }}"
+      poll_interval_s: "{{ timings.poll_interval_s }}"
+  tasks:
+    - name: first
+      dsxos.cluster.node_lock: {holder: play-a, state: acquire}
+    - name: other
+      dsxos.cluster.node_lock: {holder: play-b, state: acquire}
+      ignore_errors: true
+    - name: foreign
+      dsxos.cluster.node_lock: {holder: play-b, state: release}
+    - name: released
+      dsxos.cluster.node_lock: {holder: play-a, state: release}
+    - name: again
+      dsxos.cluster.node_lock: {holder: play-a, state: release}
+    - name: taken
+      dsxos.cluster.node_lock: {holder: play-b, state: acquire}
 """
 
 
 def _vars(emu, **kw):
     if emu.api.find("v1", "Node", "gpu-node-1") is None:
         emu.add_nodes(1, "h100-eks", name_prefix="gpu-node-", start_index=1)
-    out = {"kubeconfig": emu.kubeconfig_path, "node": "gpu-node-1", "holder": "play-a", "state": "acquire"}
+    out = {"kubeconfig": emu.kubeconfig_path, "node": "gpu-node-1", "holder": "play-a", "state": "acquire", "timings": TIMINGS}
     out.update(kw)
     return out
 
@@ -42,21 +80,23 @@ def test_acquire_release_cycle(ansible_run, k8s_emulator):
     assert checked.task("Lock")["changed"] is True and checked.task("Lock")["result"]["action"] == "created"
     assert k8s_emulator.api.find("coordination.k8s.io/v1", "Lease", "dsxos-node-lock-gpu-node-1", "dsxos-system") is None
 
-    first = ansible_run(PLAY, extra_vars=_vars(k8s_emulator)).task("Lock")
+    cycle = ansible_run(CYCLE, extra_vars=_vars(k8s_emulator))
+    first = cycle.task("first")
     assert first["changed"] and first["result"]["held"] and first["result"]["holder"] == "play-a"
+    assert first["result"]["action"] == "created", "the check-mode run must have written nothing"
 
-    other = ansible_run(PLAY, extra_vars=_vars(k8s_emulator, holder="play-b"), expect_rc=2).task("Lock")
+    other = cycle.task("other")
     assert other["status"] == "failed" and "locked by 'play-a' until" in other["msg"] and "XID 79" in other["msg"]
 
-    foreign = ansible_run(PLAY, extra_vars=_vars(k8s_emulator, holder="play-b", state="release")).task("Lock")
+    foreign = cycle.task("foreign")
     assert foreign["changed"] is False and foreign["result"]["action"] == "held_by_other"
 
-    released = ansible_run(PLAY, extra_vars=_vars(k8s_emulator, state="release")).task("Lock")
+    released = cycle.task("released")
     assert released["changed"] is True and released["result"]["holder"] is None
-    again = ansible_run(PLAY, extra_vars=_vars(k8s_emulator, state="release")).task("Lock")
+    again = cycle.task("again")
     assert again["changed"] is False
 
-    taken = ansible_run(PLAY, extra_vars=_vars(k8s_emulator, holder="play-b")).task("Lock")
+    taken = cycle.task("taken")
     assert taken["changed"] and taken["result"]["holder"] == "play-b"
 
 

@@ -8,6 +8,7 @@ import hashlib
 import os
 import shutil
 import subprocess
+import sys
 
 import pytest
 import yaml
@@ -152,3 +153,53 @@ def test_validator_fails_when_shared_dir_is_missing(monkeypatch, tmp_path):
     finally:
         monkeypatch.undo()
         manifest_validation.crd_schemas.cache_clear()
+
+
+_RENDER_SCRIPT = r"""
+import json, sys
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.entry import run_render, run_resolve
+source = {"recipe_dirs": ["my-recipes"], "include_builtin": True, "disabled_components": []}
+resolved = run_resolve(dict(source, criteria={"service": "eks", "accelerator": "h100", "intent": "training"},
+                            snapshot=None, infer=False))
+out = run_render(dict(source, recipe=resolved["recipe"], dest=sys.argv[1], deployer=sys.argv[2], deployer_options=json.loads(sys.argv[3]),
+                      values_overrides={}, force=False))
+print(json.dumps(resolved["recipe"]["metadata"]["recipeDirs"]))
+"""
+
+
+def _tree_bytes(top):
+    out = {}
+    for root, _dirs, names in os.walk(top):
+        for name in names:
+            path = os.path.join(root, name)
+            out[os.path.relpath(path, top)] = open(path, "rb").read()  # pylint: disable=consider-using-with
+    return out
+
+
+@pytest.mark.parametrize("deployer", sorted(OPTIONS))
+def test_bundle_bytes_do_not_depend_on_install_location_or_cwd(tmp_path, deployer):
+    """The same recipe rendered by two installs of the collection, each from its own cwd, gives the same bytes,
+    and no bundle file names a path of the machine (install location, recipe dirs, cwd, home)."""
+    import json  # pylint: disable=import-outside-toplevel
+    repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    trees, dirs_seen = [], []
+    for place in ("first", "second-install"):
+        collection = tmp_path / place / "ansible_collections" / "dsxos" / "cluster"
+        for sub in ("plugins", "recipes"):
+            shutil.copytree(os.path.join(repo, sub), str(collection / sub), ignore=shutil.ignore_patterns("__pycache__"))
+        work = tmp_path / place / "work"
+        (work / "my-recipes").mkdir(parents=True)
+        dest = tmp_path / place / "bundle"
+        env = dict(os.environ, PYTHONPATH=str(tmp_path / place), PYTHONDONTWRITEBYTECODE="1")
+        run = subprocess.run([sys.executable, "-c", _RENDER_SCRIPT, str(dest), deployer, json.dumps(OPTIONS[deployer])],
+                             cwd=str(work), env=env, capture_output=True, text=True, check=False)
+        assert run.returncode == 0, run.stderr
+        dirs_seen.append(json.loads(run.stdout.strip().splitlines()[-1]))
+        assert all(d.startswith(str(tmp_path / place)) for d in dirs_seen[-1])  # it really used this install
+        trees.append(_tree_bytes(str(dest)))
+    assert trees[0] == trees[1]
+    local = [str(tmp_path), repo, os.path.expanduser("~")] + [d for seen in dirs_seen for d in seen]
+    for rel, content in trees[0].items():
+        text = content.decode("utf-8", "replace")
+        leaked = [path for path in local if path in text]
+        assert not leaked, "%s names local path(s) %s" % (rel, leaked)

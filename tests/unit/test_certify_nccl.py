@@ -210,7 +210,7 @@ def test_malformed_thresholds_and_nodes_are_refused():
 
 def test_hosts_runner_builds_one_mpirun_launch_per_test_with_the_node_addresses():
     from ansible_collections.dsxos.cluster.plugins.module_utils.certify import nccl_runner  # pylint: disable=import-outside-toplevel
-    from ansible_collections.dsxos.cluster.plugins.module_utils.certify.runners import (  # pylint: disable=import-outside-toplevel
+    from ansible_collections.dsxos.cluster.plugins.module_utils.certify.runner_hosts import (  # pylint: disable=import-outside-toplevel
         HostsRunner, nccl_spec_factory, validate_hosts_launch)
 
     names, sim, nodes = cluster(count=8)

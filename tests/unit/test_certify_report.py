@@ -17,8 +17,9 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from ansible_collections.dsxos.cluster.plugins.module_utils.certify import report as cr
-from ansible_collections.dsxos.cluster.plugins.module_utils.certify.report_html import format_size, to_html
+from ansible_collections.dsxos.cluster.plugins.module_utils.certify import entry, report_model, report_render, report_storage
+from ansible_collections.dsxos.cluster.plugins.module_utils.certify.report_format import format_size
+from ansible_collections.dsxos.cluster.plugins.module_utils.certify.report_html import to_html
 from ansible_collections.dsxos.cluster.plugins.module_utils.certify.isolation_planner import IsolationPlanner
 from ansible_collections.dsxos.cluster.plugins.module_utils.kube.client import client_from_params
 from ansible_collections.dsxos.cluster.plugins.module_utils.certify.topology_grouping import NodeInfo
@@ -91,15 +92,15 @@ def with_node(data, name, entry):
 
 def validate_schema(report):
     validator = jsonschema.Draft202012Validator(SCHEMA, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER)
-    errors = sorted(validator.iter_errors(json.loads(cr.to_json(report))), key=lambda e: list(e.path))
+    errors = sorted(validator.iter_errors(json.loads(report_render.to_json(report))), key=lambda e: list(e.path))
     assert not errors, "; ".join("%s: %s" % (list(e.path), e.message) for e in errors)
 
 
 # ------------------------------------------------------------------------------------------------ totals and result
 
 def test_failed_node_gives_failed_with_totals():
-    report = cr.build_report(sample())
-    assert report["result"] == cr.FAILED
+    report = report_model.build_report(sample())
+    assert report["result"] == report_model.FAILED
     assert report["totals"] == {"nodes": 8, "passed": 7, "failed": 1, "excluded": 0, "gpus": 64, "link_faults": 0, "suspect_links": 0}
     assert "gpu-3" in report["result_reason"] and "1 of 8" in report["result_reason"]
     assert report["nodes"][SLOW]["reasons"] == ["all_reduce: busbw 148.2 GB/s below threshold 324.0 GB/s"]
@@ -120,8 +121,8 @@ def test_excluded_without_failure_is_incomplete():
     for name in NODES:
         data["nodes"][name] = {"verdict": "passed", "categories": {"all_reduce": {"status": "passed"}}}
     data = with_node(data, "gpu-9", {"verdict": "excluded", "reasons": ["unreachable: ssh timed out after 30 s"]})
-    report = cr.build_report(data)
-    assert report["result"] == cr.INCOMPLETE
+    report = report_model.build_report(data)
+    assert report["result"] == report_model.INCOMPLETE
     assert report["totals"]["excluded"] == 1 and report["totals"]["failed"] == 0 and report["totals"]["nodes"] == 9
     assert "gpu-9" in report["result_reason"]
 
@@ -130,8 +131,8 @@ def test_all_passed_is_passed():
     data = sample()
     for name in NODES:
         data["nodes"][name] = {"verdict": "passed", "categories": {"all_reduce": {"status": "passed"}}}
-    report = cr.build_report(data)
-    assert report["result"] == cr.PASSED and report["result_reason"] == "all 8 node(s) passed"
+    report = report_model.build_report(data)
+    assert report["result"] == report_model.PASSED and report["result_reason"] == "all 8 node(s) passed"
 
 
 def test_link_fault_fails_a_run_whose_nodes_all_passed_and_suspect_link_is_incomplete():
@@ -139,16 +140,16 @@ def test_link_fault_fails_a_run_whose_nodes_all_passed_and_suspect_link_is_incom
     for name in NODES:
         data["nodes"][name] = {"verdict": "passed"}
     link = {"domains": ["leaf-1", "leaf-2"], "nodes": ["gpu-1", "gpu-5"], "evidence": ["r3-cross-001"]}
-    report = cr.build_report(dict(data, link_faults=[link]))
-    assert report["result"] == cr.FAILED and report["totals"]["link_faults"] == 1
+    report = report_model.build_report(dict(data, link_faults=[link]))
+    assert report["result"] == report_model.FAILED and report["totals"]["link_faults"] == 1
     assert "faulty link between leaf-1 and leaf-2" in report["result_reason"]
-    suspect = cr.build_report(dict(data, link_faults=[dict(link, status="suspect")]))
-    assert suspect["result"] == cr.INCOMPLETE and suspect["totals"]["suspect_links"] == 1
+    suspect = report_model.build_report(dict(data, link_faults=[dict(link, status="suspect")]))
+    assert suspect["result"] == report_model.INCOMPLETE and suspect["totals"]["suspect_links"] == 1
 
 
 def test_no_nodes_is_incomplete():
-    report = cr.build_report({})
-    assert report["result"] == cr.INCOMPLETE and report["result_reason"] == "no node was certified"
+    report = report_model.build_report({})
+    assert report["result"] == report_model.INCOMPLETE and report["result_reason"] == "no node was certified"
     assert report["totals"]["nodes"] == 0
     validate_schema(report)
 
@@ -162,19 +163,19 @@ def test_verdicts_are_derived_overridden_and_planner_words_accepted():
         "gpu-5": {"verdict": "inconclusive"},
         "gpu-6": {"categories": {"all_reduce": "ok"}},
     })
-    nodes = cr.build_report(data)["nodes"]
+    nodes = report_model.build_report(data)["nodes"]
     assert nodes["gpu-1"]["verdict"] == "failed" and nodes["gpu-1"]["reasons"] == ["all_reduce: busbw 10 GB/s below 324 GB/s"]
     assert nodes["gpu-2"]["verdict"] == "failed"
     assert nodes["gpu-3"]["verdict"] == "passed" and nodes["gpu-4"]["reasons"] == ["failed 3 isolation tests"]
     assert nodes["gpu-5"]["verdict"] == "excluded" and nodes["gpu-5"]["reasons"] == ["excluded without a recorded reason"]
     assert nodes["gpu-6"]["verdict"] == "passed"
-    report = cr.build_report(data)
+    report = report_model.build_report(data)
     assert any("gpu-2" in w and "overridden" in w for w in report["warnings"])
     validate_schema(report)
 
 
 def test_unknown_keys_are_warnings_not_errors():
-    report = cr.build_report(sample(node={"gpu-1": {}}, platform={"name": "x", "region": "eu"}))
+    report = report_model.build_report(sample(node={"gpu-1": {}}, platform={"name": "x", "region": "eu"}))
     assert "unknown key node ignored" in report["warnings"]
     assert "unknown key platform.region ignored" in report["warnings"]
 
@@ -203,8 +204,8 @@ def test_unknown_keys_are_warnings_not_errors():
 def test_bad_input_names_field_and_value(mutate, field, value):
     data = sample()
     mutate(data)
-    with pytest.raises(cr.CertifyReportError) as info:
-        cr.build_report(data)
+    with pytest.raises(report_model.CertifyReportError) as info:
+        report_model.build_report(data)
     assert info.value.field == field, str(info.value)
     assert "field %s" % field in str(info.value)
     if value is not None:
@@ -214,7 +215,7 @@ def test_bad_input_names_field_and_value(mutate, field, value):
 def test_garbage_reason_is_kept_as_text_and_cut():
     garbage = "\x00\x1b[31mSegmentation fault\n" + "A" * 5000
     data = with_node(sample(), "gpu-9", {"verdict": "failed", "reasons": [garbage]})
-    report = cr.build_report(data)
+    report = report_model.build_report(data)
     reason = report["nodes"]["gpu-9"]["reasons"][0]
     assert reason.startswith("\x00\x1b[31mSegmentation fault") and "characters cut" in reason and len(reason) < 2100
     validate_schema(report)
@@ -225,22 +226,22 @@ def test_garbage_reason_is_kept_as_text_and_cut():
 def test_json_is_schema_valid_and_stable():
     assert jsonschema.Draft202012Validator.check_schema(SCHEMA) is None
     data = sample()
-    report = cr.build_report(data)
+    report = report_model.build_report(data)
     validate_schema(report)
-    text = cr.to_json(report)
-    assert text == cr.to_json(cr.build_report(sample())), "same input must render the same bytes"
+    text = report_render.to_json(report)
+    assert text == report_render.to_json(report_model.build_report(sample())), "same input must render the same bytes"
     shuffled = sample()
     shuffled["nodes"] = dict(reversed(list(shuffled["nodes"].items())))
-    assert cr.to_json(cr.build_report(shuffled)) == text, "node order of the input must not matter"
+    assert report_render.to_json(report_model.build_report(shuffled)) == text, "node order of the input must not matter"
     assert list(json.loads(text)["nodes"]) == NODES
     assert "generated" not in text
 
 
 def test_schema_rejects_what_the_docs_forbid():
-    report = json.loads(cr.to_json(cr.build_report(sample())))
+    report = json.loads(report_render.to_json(report_model.build_report(sample())))
     report["result"] = "GREEN"
     assert list(jsonschema.Draft202012Validator(SCHEMA).iter_errors(report))
-    report = json.loads(cr.to_json(cr.build_report(sample())))
+    report = json.loads(report_render.to_json(report_model.build_report(sample())))
     report["nodes"][SLOW]["reasons"] = []
     assert list(jsonschema.Draft202012Validator(SCHEMA).iter_errors(report)), "a failed node needs a reason"
 
@@ -272,8 +273,8 @@ def test_docs_describe_every_schema_field():
 
 def test_junit_counts_failures_and_skips():
     data = with_node(sample(), HOSTILE + "\x01", {"verdict": "excluded", "reasons": ["unreachable & <down>\x07"]})
-    report = cr.build_report(data)
-    root = ET.fromstring(cr.to_junit(report).encode("utf-8"))
+    report = report_model.build_report(data)
+    root = ET.fromstring(report_render.to_junit(report).encode("utf-8"))
     assert root.tag == "testsuites"
     suites = root.findall("testsuite")
     assert [s.get("name") for s in suites] == ["all_reduce", "all_gather", "gpu-health"]
@@ -298,7 +299,7 @@ def test_junit_counts_failures_and_skips():
 def test_junit_without_categories_lists_nodes_and_link_faults():
     data = {"nodes": {"a": {"verdict": "passed"}, "b": {"verdict": "excluded", "reasons": ["unreachable"]}},
             "link_faults": [{"domains": ["leaf-1", "leaf-2"], "nodes": ["a"]}]}
-    root = ET.fromstring(cr.to_junit(cr.build_report(data)))
+    root = ET.fromstring(report_render.to_junit(report_model.build_report(data)))
     suites = {s.get("name"): s for s in root.findall("testsuite")}
     assert set(suites) == {"certify", "link-faults"}
     assert [c.get("name") for c in suites["certify"].findall("testcase")] == ["a", "b"]
@@ -312,7 +313,7 @@ def test_junit_without_categories_lists_nodes_and_link_faults():
 
 def test_markdown_summary_tables_and_escaping():
     data = with_node(sample(), HOSTILE, {"verdict": "excluded", "reasons": ["host | unreachable"]})
-    text = cr.to_markdown(cr.build_report(data))
+    text = report_render.to_markdown(report_model.build_report(data))
     lines = text.splitlines()
     assert lines[0] == "# GPU cluster certification: FAILED"
     assert "| Nodes | 9 total: 7 passed, 1 failed, 1 excluded |" in lines
@@ -366,7 +367,7 @@ class _Collector(HTMLParser):
 
 def test_html_is_self_contained_with_charts_and_escapes_untrusted_text():
     data = with_node(sample(), HOSTILE, {"verdict": "excluded", "reasons": ['"><img src=x onerror=alert(1)>']})
-    page = to_html(cr.build_report(data))
+    page = to_html(report_model.build_report(data))
     parser = _Collector()
     parser.feed(page)
     parser.close()
@@ -394,9 +395,9 @@ def test_html_handles_many_nodes_without_labels_and_empty_reports():
     names = ["node-%04d" % i for i in range(300)]
     data = {"nodes": {n: {"verdict": "passed", "categories": {"all_reduce": {"status": "passed"}}} for n in names},
             "categories": {"all_reduce": {"per_node": {n: 350.0 for n in names}, "threshold": {"floor": 300}}}}
-    page = to_html(cr.build_report(data))
+    page = to_html(report_model.build_report(data))
     assert page.count('class="bar passed"') == 300 and "300 nodes (hover a bar for its name)" in page
-    empty = to_html(cr.build_report({}))
+    empty = to_html(report_model.build_report({}))
     assert "No node was certified." in empty and "<svg" not in empty
     assert format_size(1 << 20) == "1 MiB" and format_size(1536) == "1.5 KiB" and format_size(512) == "512 B"
 
@@ -404,46 +405,46 @@ def test_html_handles_many_nodes_without_labels_and_empty_reports():
 # ------------------------------------------------------------------------------------------------ files
 
 def test_files_written_atomically_idempotent_and_check_mode(tmp_path):
-    report = cr.build_report(sample())
+    report = report_model.build_report(sample())
     dest = tmp_path / "out" / "reports"
-    first = cr.write_report_files(str(dest), cr.render_formats(report), "run-1")
+    first = report_storage.write_report_files(str(dest), report_render.render_formats(report), "run-1")
     assert sorted(os.listdir(dest)) == ["run-1.html", "run-1.json", "run-1.md", "run-1.xml"]
     assert sorted(first["changed_files"]) == sorted(first["files"].values())
     assert json.loads((dest / "run-1.json").read_text(encoding="utf-8"))["result"] == "FAILED"
     mtimes = {p: os.stat(p).st_mtime_ns for p in first["files"].values()}
-    again = cr.write_report_files(str(dest), cr.render_formats(cr.build_report(sample())), "run-1")
+    again = report_storage.write_report_files(str(dest), report_render.render_formats(report_model.build_report(sample())), "run-1")
     assert again["changed_files"] == [] and {p: os.stat(p).st_mtime_ns for p in again["files"].values()} == mtimes
-    changed = cr.build_report(sample(platform={"name": "lab-b"}))
-    checked = cr.write_report_files(str(dest), cr.render_formats(changed), "run-1", check_mode=True)
+    changed = report_model.build_report(sample(platform={"name": "lab-b"}))
+    checked = report_storage.write_report_files(str(dest), report_render.render_formats(changed), "run-1", check_mode=True)
     assert len(checked["changed_files"]) == 4
     assert json.loads((dest / "run-1.json").read_text(encoding="utf-8"))["platform"]["name"] == "lab-a"
-    only_json = cr.write_report_files(str(dest), cr.render_formats(changed, ["json"]), "run-1")
+    only_json = report_storage.write_report_files(str(dest), report_render.render_formats(changed, ["json"]), "run-1")
     assert only_json["changed_files"] == [str(dest / "run-1.json")]
     assert sorted(os.listdir(dest)) == ["run-1.html", "run-1.json", "run-1.md", "run-1.xml"], "no temporary file left behind"
     missing = tmp_path / "never"
-    cr.write_report_files(str(missing), cr.render_formats(report), check_mode=True)
+    report_storage.write_report_files(str(missing), report_render.render_formats(report), check_mode=True)
     assert not missing.exists()
 
 
 def test_bad_destination_and_basename(tmp_path):
-    report = cr.build_report(sample())
+    report = report_model.build_report(sample())
     (tmp_path / "file").write_text("x")
-    with pytest.raises(cr.CertifyReportError, match="field dest_dir"):
-        cr.write_report_files(str(tmp_path / "file"), cr.render_formats(report, ["json"]))
+    with pytest.raises(report_model.CertifyReportError, match="field dest_dir"):
+        report_storage.write_report_files(str(tmp_path / "file"), report_render.render_formats(report, ["json"]))
     for bad in ("../escape", "a/b", "", ".hidden"):
-        with pytest.raises(cr.CertifyReportError, match="field basename"):
-            cr.write_report_files(str(tmp_path), cr.render_formats(report, ["json"]), bad)
-    with pytest.raises(cr.CertifyReportError, match="stored nowhere"):
-        cr.run_certify_report({"report": sample()})
+        with pytest.raises(report_model.CertifyReportError, match="field basename"):
+            report_storage.write_report_files(str(tmp_path), report_render.render_formats(report, ["json"]), bad)
+    with pytest.raises(report_model.CertifyReportError, match="stored nowhere"):
+        entry.run_certify_report({"report": sample()})
 
 
 def test_run_returns_summary(tmp_path):
-    result = cr.run_certify_report({"report": sample(), "dest_dir": str(tmp_path), "formats": ["json", "junit"], "basename": "r"})
+    result = entry.run_certify_report({"report": sample(), "dest_dir": str(tmp_path), "formats": ["json", "junit"], "basename": "r"})
     assert result["changed"] and sorted(result["files"]) == ["json", "junit"]
     summary = result["summary"]
     assert summary["result"] == "FAILED" and list(summary["failed_nodes"]) == [SLOW]
     assert summary["totals"]["nodes"] == 8 and summary["categories"]["all_reduce"] == "failed"
-    assert cr.run_certify_report({"report": sample(), "dest_dir": str(tmp_path), "formats": ["json", "junit"], "basename": "r"})["changed"] is False
+    assert entry.run_certify_report({"report": sample(), "dest_dir": str(tmp_path), "formats": ["json", "junit"], "basename": "r"})["changed"] is False
 
 
 # ------------------------------------------------------------------------------------------------ ConfigMap
@@ -461,9 +462,9 @@ def _k8s(emu, **kw):
 def test_configmap_created_unchanged_replaced_and_check_mode(k8s_emulator):
     k8s_emulator.add_namespace("dsxos-system")
     params = _k8s(k8s_emulator, report=sample(), configmap={"namespace": "dsxos-system", "name": "certify-report"})
-    checked = cr.run_certify_report(params, check_mode=True)
+    checked = entry.run_certify_report(params, check_mode=True)
     assert checked["configmap"]["action"] == "created" and checked["changed"] and _cm(k8s_emulator) is None
-    first = cr.run_certify_report(params)
+    first = entry.run_certify_report(params)
     assert first["configmap"] == dict(first["configmap"], action="created", changed=True, compressed=False,
                                       keys=["certify-report.json", "certify-report.md"])
     obj = _cm(k8s_emulator)
@@ -471,11 +472,11 @@ def test_configmap_created_unchanged_replaced_and_check_mode(k8s_emulator):
     assert obj["data"]["certify-report.md"].startswith("# GPU cluster certification: FAILED")
     assert obj["metadata"]["labels"]["dsxos.io/certify-result"] == "FAILED"
     version = obj["metadata"]["resourceVersion"]
-    again = cr.run_certify_report(params)
+    again = entry.run_certify_report(params)
     assert again["configmap"]["action"] == "unchanged" and again["changed"] is False
     assert _cm(k8s_emulator)["metadata"]["resourceVersion"] == version
     params["report"] = sample(platform={"name": "lab-b"})
-    replaced = cr.run_certify_report(params)
+    replaced = entry.run_certify_report(params)
     assert replaced["configmap"]["action"] == "replaced" and replaced["changed"]
     assert json.loads(_cm(k8s_emulator)["data"]["certify-report.json"])["platform"]["name"] == "lab-b"
 
@@ -491,43 +492,43 @@ def test_large_report_is_gzipped_into_binary_data(k8s_emulator):
                       for i, n in enumerate(names)},
             "categories": {"all_reduce": {"per_node": {n: 350.0 + i % 5 for i, n in enumerate(names)}, "threshold": {"floor": 300}}}}
     params = _k8s(k8s_emulator, report=data, configmap={"namespace": "dsxos-system", "name": "big"})
-    result = cr.run_certify_report(params)
+    result = entry.run_certify_report(params)
     stored = result["configmap"]
-    assert stored["compressed"] and stored["bytes"] > cr.DEFAULT_COMPRESS_ABOVE_BYTES and stored["stored_bytes"] < stored["bytes"] / 4
+    assert stored["compressed"] and stored["bytes"] > report_storage.DEFAULT_COMPRESS_ABOVE_BYTES and stored["stored_bytes"] < stored["bytes"] / 4
     obj = _cm(k8s_emulator, "big")
     assert not obj.get("data") and sorted(obj["binaryData"]) == ["certify-report.json.gz", "certify-report.md.gz"]
     assert obj["metadata"]["annotations"]["dsxos.io/compression"] == "gzip"
     text = gzip.decompress(base64.b64decode(obj["binaryData"]["certify-report.json.gz"])).decode("utf-8")
-    assert text == cr.to_json(cr.build_report(data))
+    assert text == report_render.to_json(report_model.build_report(data))
     assert json.loads(text)["totals"]["failed"] == len(range(0, 1200, 7))
-    assert cr.run_certify_report(params)["configmap"]["action"] == "unchanged"
-    with pytest.raises(cr.CertifyReportError, match="too large for a ConfigMap"):
-        cr.configmap_payload(cr.build_report(data), json_text="x" * (2 << 20), compress_above_bytes=10 << 20)
+    assert entry.run_certify_report(params)["configmap"]["action"] == "unchanged"
+    with pytest.raises(report_model.CertifyReportError, match="too large for a ConfigMap"):
+        report_storage.configmap_payload(report_model.build_report(data), json_text="x" * (2 << 20), compress_above_bytes=10 << 20)
 
 
 def test_configmap_small_threshold_then_uncompressed_again(k8s_emulator):
     k8s_emulator.add_namespace("dsxos-system")
     params = _k8s(k8s_emulator, report=sample(), configmap={"namespace": "dsxos-system", "name": "c", "compress_above_bytes": 100})
-    assert cr.run_certify_report(params)["configmap"]["compressed"] is True
-    params["configmap"] = dict(params["configmap"], compress_above_bytes=cr.DEFAULT_COMPRESS_ABOVE_BYTES)
-    back = cr.run_certify_report(params)["configmap"]
+    assert entry.run_certify_report(params)["configmap"]["compressed"] is True
+    params["configmap"] = dict(params["configmap"], compress_above_bytes=report_storage.DEFAULT_COMPRESS_ABOVE_BYTES)
+    back = entry.run_certify_report(params)["configmap"]
     assert back["action"] == "replaced" and back["compressed"] is False
     obj = _cm(k8s_emulator, "c")
     assert not obj.get("binaryData") and "dsxos.io/compression" not in obj["metadata"]["annotations"]
 
 
 def test_configmap_errors_name_the_problem(k8s_emulator):
-    result = cr.run_certify_report(_k8s(k8s_emulator, report=sample(), configmap={"namespace": "absent-ns", "name": "r"}))
+    result = entry.run_certify_report(_k8s(k8s_emulator, report=sample(), configmap={"namespace": "absent-ns", "name": "r"}))
     assert result["failed"] and "absent-ns" in result["msg"] and result["error"]["status"] == 404
     calls = k8s_emulator.api_calls()
-    bad = cr.run_certify_report(_k8s(k8s_emulator, report=sample(), configmap={"namespace": "Bad_NS", "name": "r"}))
+    bad = entry.run_certify_report(_k8s(k8s_emulator, report=sample(), configmap={"namespace": "Bad_NS", "name": "r"}))
     assert bad["failed"] and "configmap.namespace" in bad["msg"] and "Bad_NS" in bad["msg"]
-    bad_name = cr.run_certify_report(_k8s(k8s_emulator, report=sample(), configmap={"namespace": "ns", "name": "no/slash"}))
+    bad_name = entry.run_certify_report(_k8s(k8s_emulator, report=sample(), configmap={"namespace": "ns", "name": "no/slash"}))
     assert bad_name["failed"] and "configmap.name" in bad_name["msg"] and "no/slash" in bad_name["msg"]
     assert k8s_emulator.api_calls() == calls, "invalid names never reach the API"
     with client_from_params(_k8s(k8s_emulator)) as client:
         k8s_emulator.add_namespace("dsxos-system")
         k8s_emulator.access.deny(verbs=["create"], resources=["configmaps"])
-        payload = cr.configmap_payload(cr.build_report(sample()))
+        payload = report_storage.configmap_payload(report_model.build_report(sample()))
         with pytest.raises(Exception, match="RBAC refused create configmaps"):
-            cr.store_configmap(client, "dsxos-system", "r", payload)
+            report_storage.store_configmap(client, "dsxos-system", "r", payload)

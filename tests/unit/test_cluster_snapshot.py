@@ -110,3 +110,24 @@ def test_pagination(k8s_emulator):
     from ansible_collections.dsxos.cluster.plugins.module_utils.configure.cluster_snapshot import list_nodes  # pylint: disable=import-outside-toplevel
     assert len(list_nodes(client, page_size=3)) == 7
     assert client.stats["list nodes"] >= 3
+
+
+def test_criteria_infer_the_node_count(k8s_emulator):
+    """The criteria carry the number of nodes the cluster shows: its GPU nodes (CPU nodes do not count)."""
+    k8s_emulator.add_nodes(3, "h100-eks")
+    k8s_emulator.add_nodes(2, "cpu")
+    client = client_from_params({"kubeconfig": k8s_emulator.kubeconfig_path})
+    out = collect_cluster_snapshot(client)
+    assert out["snapshot"]["measurements"]["K8s.node.count"] == 3
+    assert out["criteria"]["nodes"] == 3
+    assert out["evidence"]["nodes"]["source"] == "K8s.node.count"
+    host_facts = {"h%d" % i: {"ansible_facts": {"distribution": "Ubuntu"}} for i in range(5)}
+    merged = collect_cluster_snapshot(client, host_facts=host_facts)
+    assert merged["criteria"]["nodes"] == 3  # the cluster's count wins over the hosts list
+
+
+def test_node_count_without_gpus_counts_every_node():
+    facts = [node_facts(build_node(PROFILES["cpu"], i)) for i in range(2)]
+    snap = snapshot_from_cluster({"gitVersion": "v1.31.0"}, facts)
+    assert snap.get("K8s.node.count") == 2 and snap.sources["K8s.node.count"] == "kubernetes:nodes"
+    assert snapshot_from_cluster({"gitVersion": "v1.31.0"}, []).get("K8s.node.count") is None

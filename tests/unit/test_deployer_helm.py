@@ -140,6 +140,22 @@ def test_deploy_dry_run_prints_commands_in_order(tmp_path):
     assert _dry(dest / "deploy.sh", cwd=str(tmp_path)) == _expected_deploy()
 
 
+def test_dry_run_ends_saying_nothing_was_deployed(tmp_path, stubs):
+    """The last line of a dry run says nothing happened; stdout stays the commands only; no tool is called."""
+    env, calls = stubs
+    _files, dest = _write(tmp_path)
+    for script, word in (("deploy.sh", "deployed"), ("undeploy.sh", "removed")):
+        proc = _run(dest / script, "--dry-run", env=env)
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stderr.strip().splitlines()[-1] == "dry run: nothing was %s" % word
+        assert "nothing was" not in proc.stdout
+    assert calls() == []
+    real = _run(dest / "deploy.sh", "--only", "cert-manager", env=env)
+    assert real.returncode == 0, real.stderr
+    assert calls() and "dry run" not in real.stderr
+    assert real.stderr.strip().splitlines()[-1] == "deploy finished"
+
+
 def test_undeploy_dry_run_is_reverse_order(tmp_path):
     _files, dest = _write(tmp_path)
     assert _dry(dest / "undeploy.sh") == _expected_undeploy()

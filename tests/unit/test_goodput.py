@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, dsxos.cluster contributors
 # Apache License 2.0 (see LICENSE)
-"""Goodput log profiles, parsing and computation (plugins/module_utils/certify/goodput.py) on generated logs."""
+"""Goodput log profiles, parsing and computation (plugins/module_utils/certify/goodput_profiles.py, goodput_parse.py, goodput_stats.py) on generated logs."""
 from __future__ import annotations
 
 import datetime
@@ -12,10 +12,11 @@ import time
 
 import pytest
 
-from ansible_collections.dsxos.cluster.plugins.module_utils.certify.goodput import (
-    BUILTIN_PROFILES, GoodputError, GoodputProfileError, compute_goodput, evaluate_logs, parse_goodput_log,
-    parse_timestamp, validate_profile,
+from ansible_collections.dsxos.cluster.plugins.module_utils.certify.goodput_parse import parse_goodput_log, parse_timestamp
+from ansible_collections.dsxos.cluster.plugins.module_utils.certify.goodput_profiles import (
+    BUILTIN_PROFILES, GoodputError, GoodputProfileError, validate_profile,
 )
+from ansible_collections.dsxos.cluster.plugins.module_utils.certify.goodput_stats import compute_goodput, evaluate_logs
 from ansible_collections.dsxos.cluster.plugins.module_utils.certify.goodput_launcher import GoodputLaunchError, LaunchConfig, launch_rank
 
 T0 = datetime.datetime(2026, 11, 1, 12, 0, 0, tzinfo=datetime.timezone.utc).timestamp()

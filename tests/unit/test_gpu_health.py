@@ -17,9 +17,9 @@ from ansible_collections.dsxos.cluster.plugins.module_utils.gpu.health_checks im
     DEFAULT_POLICY, GpuHealthPolicyError, evaluate, validate_policy,
 )
 from ansible_collections.dsxos.cluster.plugins.module_utils.gpu.nvml_reader import (
-    READINGS_FORMAT, GpuReadingError, NvmlUnavailableError, RecordedNvml, decode_clock_event_reasons, import_pynvml,
-    load_recording, read_gpus, strip_volatile,
+    READINGS_FORMAT, GpuReadingError, NvmlUnavailableError, decode_clock_event_reasons, import_pynvml, read_gpus,
 )
+from ansible_collections.dsxos.cluster.plugins.module_utils.gpu.nvml_recording import RecordedNvml, load_recording, strip_volatile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))

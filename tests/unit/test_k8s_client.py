@@ -291,3 +291,17 @@ def test_label_selectors():
     for bad in ("a=b;id", "a in (b", "a=$(x)", "a=b,,c=d", "!a=b"):
         with pytest.raises(K8sInvalidName):
             validate_label_selector(bad)
+
+
+def test_kube_client_satisfies_the_kube_api_protocol(k8s_emulator):
+    """Every member of the KubeApi Protocol exists on a built KubeClient (attributes and callables alike)."""
+    from ansible_collections.dsxos.cluster.plugins.module_utils.kube.api import KubeApi  # pylint: disable=import-outside-toplevel
+    kube = _client(k8s_emulator)
+    members = set(KubeApi.__annotations__) | {name for name in vars(KubeApi) if not name.startswith("_")}
+    assert {"core", "apps", "policy", "coordination", "custom", "version", "call", "watch", "to_plain", "stats"} <= members
+    missing = sorted(name for name in members if not hasattr(kube, name))
+    assert not missing, "KubeClient lacks %s" % missing
+    for name in ("call", "watch", "to_plain", "close"):
+        assert callable(getattr(kube, name))
+    assert isinstance(kube, KubeApi)
+    kube.close()

@@ -12,9 +12,9 @@ import pytest
 from ansible_collections.dsxos.cluster.plugins.module_utils.kube.client import K8sForbidden, client_from_params
 from ansible_collections.dsxos.cluster.plugins.module_utils.kube.names import K8sInvalidName
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.node_lock import (
-    ANN_PREVIOUS, ANN_PURPOSE, ANN_REASON, ANN_RELEASED_BY, NodeLock, NodeLockHeld, NodeLockNotHeld, format_micro_time, run_node_lock,
-    validate_request,
+    ANN_PREVIOUS, ANN_PURPOSE, ANN_REASON, ANN_RELEASED_BY, NodeLock, NodeLockHeld, NodeLockNotHeld, format_micro_time, validate_request,
 )
+from ansible_collections.dsxos.cluster.plugins.module_utils.operate.entry import run_node_lock
 from ansible_collections.dsxos.cluster.tests.harness.k8s_emulator.pytest_fixture import (  # noqa: F401  pylint: disable=unused-import
     k8s_emulator, k8s_emulator_factory)
 
@@ -80,9 +80,19 @@ def test_expired_lease_is_taken_over_with_previous_holder(k8s_emulator):
 
 
 def test_wait_for_expiry_then_take_over(k8s_emulator):
+    """The wait runs on an injected clock: each poll's sleep moves it forward, so no wall-clock second is spent."""
     run_node_lock(params(k8s_emulator, duration_s=1))
-    result = run_node_lock(params(k8s_emulator, holder="bob", wait_timeout_s=5, poll_interval_s=0.1))
+    now = [datetime.datetime.now(datetime.timezone.utc)]
+    sleeps = []
+
+    def sleep(seconds):
+        sleeps.append(seconds)
+        now[0] += datetime.timedelta(seconds=seconds)
+    with client_from_params(params(k8s_emulator)) as client:
+        request = validate_request(params(k8s_emulator, holder="bob", wait_timeout_s=5, poll_interval_s=0.1))
+        result = NodeLock(client, request, clock=lambda: now[0], sleep=sleep).run()
     assert result["action"] == "taken_over" and 0 < result["waited_s"] < 5
+    assert result["previous_holder"] == "alice" and 0.9 <= sum(sleeps) <= 1.2 and set(sleeps) == {0.1}
 
 
 def test_wait_timeout_fails(k8s_emulator):

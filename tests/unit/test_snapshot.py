@@ -300,3 +300,15 @@ def test_inference_notes_heterogeneous_hosts():
 def test_inference_from_host_facts():
     criteria = infer_criteria(snapshot_from_host_facts({"a": _host(distribution="Amazon", version="2023")}))
     assert criteria.os == "amazonlinux"
+
+
+def test_infer_criteria_counts_nodes():
+    """nodes: the K8s.node.count measurement, else the hosts measured, else 0 (any)."""
+    hosts = snapshot_from_host_facts({"a": _host(distribution="Ubuntu", version="22.04"),
+                                      "b": _host(distribution="Ubuntu", version="22.04")})
+    criteria, evidence = infer_criteria_with_evidence(hosts)
+    assert criteria.nodes == 2 and evidence["nodes"]["source"] == "hosts"
+    counted = Snapshot.from_dict({"measurements": {"K8s.node.count": "16"}})
+    assert infer_criteria(counted).nodes == 16
+    assert infer_criteria(Snapshot.from_dict({"measurements": {"K8s.node.count": "many"}})).nodes == 0
+    assert infer_criteria({"OS.release.ID": "ubuntu"}).nodes == 0

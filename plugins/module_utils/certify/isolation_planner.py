@@ -44,7 +44,7 @@ from typing import Any, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequ
 
 from ansible_collections.dsxos.cluster.plugins.module_utils.certify.errors import CertifyError
 from ansible_collections.dsxos.cluster.plugins.module_utils.certify.topology_grouping import (
-    Grouping, GroupingConfig, NodeInfo, group_nodes, natural_key)
+    Grouping, GroupingConfig, NodeInfo, chunks, group_nodes, natural_key)
 
 PURPOSES = ("screen", "split", "confirm", "cross")
 HEALTHY = "healthy"
@@ -183,17 +183,6 @@ class _TestRecord:
         self.suspect = suspect
         self.suspect_link = suspect_link
         self.passed: Optional[bool] = None
-
-
-def _chunks(items: Sequence[Any], count: int) -> List[List[Any]]:
-    count = max(1, min(count, len(items)))
-    size, extra = divmod(len(items), count)
-    out, start = [], 0
-    for index in range(count):
-        end = start + size + (1 if index < extra else 0)
-        out.append(list(items[start:end]))
-        start = end
-    return out
 
 
 class _TestPairs:
@@ -787,14 +776,14 @@ class IsolationPlanner:
             planned = len(alone) < len(free)
             if len(alone) >= 2:
                 # No healthy partner anywhere: test the candidates in pairs; passing pairs become partners.
-                for chunk in _chunks(alone, len(alone) // 2):
+                for chunk in chunks(alone, len(alone) // 2):
                     if frozenset(chunk) in self._failed_sets:
                         continue
                     why = "split %s (%d unverified, no healthy partner yet) into pairs of candidates" % (tid, len(cands))
                     self._new_test(chunk, "split", why, busy, tests)
                     planned = True
             return planned
-        parts = _chunks(free, math.ceil(math.sqrt(len(free))))
+        parts = chunks(free, math.ceil(math.sqrt(len(free))))
         for index, part in enumerate(parts):
             if len(part) == 1:
                 planned = self._plan_single(part[0], tid, busy, tests) or planned
@@ -920,7 +909,7 @@ class IsolationPlanner:
             if layouts == 2:
                 n_a = max(1, min(n_a, cap_b // 2))
                 n_b = max(1, min(n_b, cap_a // 2))
-            for split in (_chunks, _strided)[:layouts]:
+            for split in (chunks, _strided)[:layouts]:
                 for block_a in split(side_a, n_a):
                     for block_b in split(side_b, n_b):
                         candidates.append((block_a, block_b))
@@ -936,7 +925,7 @@ class IsolationPlanner:
             blocks = min(blocks, len(domains))
             if blocks == len(domains):
                 layouts = 1
-            for split in (_chunks, _strided)[:layouts]:
+            for split in (chunks, _strided)[:layouts]:
                 parts = split(domains, blocks)
                 for i, part_i in enumerate(parts):
                     for part_j in parts[i + 1:]:

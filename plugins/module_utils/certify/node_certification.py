@@ -35,7 +35,6 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from ansible_collections.dsxos.cluster.plugins.module_utils.kube.client import K8S_AUTH_SPEC, client_from_params
 from ansible_collections.dsxos.cluster.plugins.module_utils.kube.errors import K8sError, K8sNotFound
 from ansible_collections.dsxos.cluster.plugins.module_utils.kube.names import validate_node_name
 from ansible_collections.dsxos.cluster.plugins.module_utils.certify.nccl_thresholds import evaluate_fleet, validate_thresholds
@@ -211,7 +210,8 @@ def _iso(value: Any) -> Optional[str]:
     return str(value)
 
 
-def _seconds(value: Any) -> Optional[float]:
+def epoch_seconds(value: Any) -> Optional[float]:
+    """Unix seconds from a number, a digit string or an ISO 8601 date-time (``None`` when unreadable)."""
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return float(value)
     if isinstance(value, str):
@@ -360,7 +360,7 @@ def aggregate_certification(data: CertificationInput) -> Dict[str, Any]:
             per_category.setdefault(nccl_category(str(coll)), round(float(total_nccl) / max(1, len(nccl["collectives"])), 3))
     if per_category:
         durations["per_category"] = per_category
-    started, finished = _seconds(data.started), _seconds(data.finished)
+    started, finished = epoch_seconds(data.started), epoch_seconds(data.finished)
     if "total_s" not in durations and started is not None and finished is not None and finished >= started:
         durations["total_s"] = round(finished - started, 3)
     failed_groups = [{"id": g.get("test") or g.get("id"), "nodes": list(g.get("nodes") or []),
@@ -514,62 +514,3 @@ def label_nodes(client: Any, requests: Sequence[LabelRequest], check_mode: bool 
             "changed_nodes": [r["node"] for r in results if r["changed"]],
             "missing_nodes": [r["node"] for r in results if r["status"] == "missing"],
             "failed_nodes": [r["node"] for r in results if r["status"] == "failed"]}
-
-
-# ---------------------------------------------------------------------------- module entry point
-NODE_CERTIFICATION_SPEC: Dict[str, Any] = dict(K8S_AUTH_SPEC)
-NODE_CERTIFICATION_SPEC.update({
-    "nodes": {"type": "list", "elements": "str", "required": True},
-    "categories": {"type": "list", "elements": "str", "default": [], "choices": list(CATEGORIES)},
-    "results": {"type": "dict", "default": {}},
-    "nccl": {"type": "dict"},
-    "excluded": {"type": "dict", "default": {}},
-    "platform": {"type": "dict"},
-    "gpu": {"type": "dict"},
-    "started": {"type": "raw"},
-    "finished": {"type": "raw"},
-    "durations": {"type": "dict"},
-    "loopback_thresholds": {"type": "dict"},
-    "label": {"type": "bool", "default": False},
-    "certified_at": {"type": "int"},
-    "valid_for_s": {"type": "int", "default": DEFAULT_VALID_FOR_S},
-    "ignore_missing": {"type": "bool", "default": False},
-})
-
-
-def run_node_certification(params: Mapping[str, Any], check_mode: bool = False,
-                           client_factory: Optional[Any] = None) -> Dict[str, Any]:
-    """The ``node_certification`` module: aggregate, then (``label: true``) label the Kubernetes nodes.
-
-    Returns ``report`` (the certify_report input), ``summary`` and, when labelling, ``labels``
-    (per node outcome), ``changed_nodes``, ``missing_nodes``, ``failed_nodes``.  Raises
-    :class:`CertificationError` on bad input; Kubernetes failures are returned as ``failed``.
-    """
-    data = validate_input(params)
-    report = aggregate_certification(data)
-    summary = certification_summary(report)
-    out: Dict[str, Any] = {"changed": False, "report": report, "summary": summary, "msg": "%s: %d passed, %d failed, %d excluded"
-                           % (summary["result"], summary["passed"], summary["failed"], summary["excluded"])}
-    if not params.get("label"):
-        return out
-    certified_at = params.get("certified_at")
-    if certified_at is None:
-        finished = _seconds(data.finished)
-        certified_at = int(finished) if finished is not None else None
-    requests = label_requests(report["nodes"], certified_at, params.get("valid_for_s", DEFAULT_VALID_FOR_S))
-    if client_factory is None:
-        client_factory = client_from_params
-    try:
-        client = client_factory(params)
-        labelled = label_nodes(client, requests, check_mode=check_mode)
-    except K8sError as err:
-        out.update(failed=True, msg=str(err), error=err.to_dict())
-        return out
-    out.update(changed=labelled["changed"], labels=labelled["nodes"], changed_nodes=labelled["changed_nodes"],
-               missing_nodes=labelled["missing_nodes"], failed_nodes=labelled["failed_nodes"],
-               api_calls=dict(getattr(client, "stats", {}) or {}))
-    problems = labelled["failed_nodes"] + ([] if params.get("ignore_missing") else labelled["missing_nodes"])
-    if problems:
-        out.update(failed=True, msg="could not label node(s) %s: %s" % (", ".join(problems), "; ".join(
-            r.get("message", "") for r in labelled["nodes"] if r["node"] in problems)))
-    return out

@@ -8,8 +8,8 @@ Charts: bus bandwidth against message size for every category (log2 x-axis), per
 category against its threshold (failed bars highlighted), and the isolation rounds as a timeline table.
 Every piece of text from the report (node names, reasons, log excerpts) is HTML-escaped: it is untrusted.
 
-Entry point: :func:`to_html` (takes the document built by ``certify_report.build_report``); the formatting
-helpers :func:`format_size` and :func:`format_gbps` are shared with the Markdown renderer.
+Entry point: :func:`to_html` (takes the document built by :func:`report_model.build_report`); sizes, bandwidths
+and durations are written by the formatters of :mod:`report_format`, shared with the other renderers.
 """
 from __future__ import annotations
 
@@ -17,6 +17,8 @@ import html
 import math
 import re
 from typing import Any, List, Mapping, Optional, Sequence, Tuple
+
+from ansible_collections.dsxos.cluster.plugins.module_utils.certify.report_format import format_gbps, format_seconds, format_size
 
 #: Okabe-Ito colours (distinguishable with colour-vision deficiencies), then a few extra.
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000", "#7f7f7f", "#8c564b")
@@ -47,23 +49,6 @@ svg text{font-family:inherit;font-size:11px;fill:#1f2328}
 ul.reasons{margin:0;padding-left:18px}
 footer{margin-top:32px;color:#6e7781;font-size:.85em}
 """
-
-
-def format_size(size: int) -> str:
-    """Bytes in binary units: ``1 MiB``, ``8 GiB``, ``512 B``, ``1.5 KiB``."""
-    value = float(size)
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if value < 1024 or unit == "TiB":
-            return ("%d %s" % (value, unit)) if value.is_integer() else ("%.1f %s" % (value, unit))
-        value /= 1024
-    return "%d B" % size  # pragma: no cover - loop always returns
-
-
-def format_gbps(value: Optional[float], unit: bool = True) -> str:
-    """``333.0 GB/s`` (``-`` for a missing value)."""
-    if value is None:
-        return "-"
-    return ("%.1f GB/s" if unit else "%.1f") % value
 
 
 _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ufffe\uffff]")
@@ -203,16 +188,6 @@ def bar_chart_svg(values: Mapping[str, float], statuses: Mapping[str, str], limi
     return "".join(out)
 
 
-def _seconds(value: Optional[float]) -> str:
-    if value is None:
-        return "-"
-    if value < 120:
-        return "%.1f s" % value
-    minutes, seconds = divmod(int(round(value)), 60)
-    hours, minutes = divmod(minutes, 60)
-    return ("%dh %02dm %02ds" % (hours, minutes, seconds)) if hours else ("%dm %02ds" % (minutes, seconds))
-
-
 def _card(key: str, value: str) -> str:
     return '<div class="card"><div class="k">%s</div><div class="v">%s</div></div>' % (_e(key), value)
 
@@ -236,9 +211,9 @@ def _overview(report: Mapping[str, Any]) -> List[str]:
     nodes = ('%d total<br><span class="ok">%d passed</span>, <span class="bad">%d failed</span>, <span class="warn">%d excluded</span>'
              % (totals["nodes"], totals["passed"], totals["failed"], totals["excluded"]))
     durations = report["durations"]
-    took = _e(_seconds(durations.get("total_s")))
+    took = _e(format_seconds(durations.get("total_s")))
     if durations.get("ansible_overhead_s") is not None:
-        took += "<br>Ansible overhead %s" % _e(_seconds(durations["ansible_overhead_s"]))
+        took += "<br>Ansible overhead %s" % _e(format_seconds(durations["ansible_overhead_s"]))
     run = "%s<br>to %s" % (_e(report.get("started") or "?"), _e(report.get("finished") or "?"))
     iso = report["isolation"]
     cards = [_card("Platform", platform), _card("GPU", gpu_text), _card("Nodes", nodes), _card("Duration", took), _card("Run", run)]
@@ -284,7 +259,7 @@ def _categories(report: Mapping[str, Any]) -> List[str]:
                    '<td class="num">%d</td><td class="num">%s</td><td class="num">%s</td><td class="num">%s</td><td class="num">%s</td></tr>'
                    % (_e(cat), STATUS_CLASS[info["status"]], _e(info["status"]), info["nodes"]["passed"], info["nodes"]["failed"],
                       info["nodes"]["excluded"], info["nodes"]["skipped"], _e(format_gbps(th.get("limit"))),
-                      _e(format_gbps(th.get("median"))), _e(format_gbps(info["peak_busbw_gbps"])), _e(_seconds(info.get("duration_s")))))
+                      _e(format_gbps(th.get("median"))), _e(format_gbps(info["peak_busbw_gbps"])), _e(format_seconds(info.get("duration_s")))))
     out.append("</table>")
     series = [(cat, [(p["bytes"], p["busbw_gbps"]) for p in info["bandwidth_by_size"]]) for cat, info in cats.items() if info["bandwidth_by_size"]]
     if series:
@@ -373,7 +348,7 @@ def _durations(report: Mapping[str, Any]) -> List[str]:
     if not per:
         return []
     out = ['<h2 id="durations">Durations</h2><table><tr><th>Category</th><th class="num">Time</th></tr>']
-    out.extend('<tr><td>%s</td><td class="num">%s</td></tr>' % (_e(c), _e(_seconds(s))) for c, s in per.items())
+    out.extend('<tr><td>%s</td><td class="num">%s</td></tr>' % (_e(c), _e(format_seconds(s))) for c, s in per.items())
     out.append("</table>")
     return out
 

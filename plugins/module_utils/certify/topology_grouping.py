@@ -202,8 +202,12 @@ def _choose_source(nodes: Sequence[NodeInfo], config: GroupingConfig) -> Tuple[s
     return "sqrt", {}
 
 
-def _chunks(items: Sequence[str], count: int) -> List[List[str]]:
-    """Split ``items`` into ``count`` consecutive near-equal chunks."""
+def chunks(items: Sequence[Any], count: int) -> List[List[Any]]:
+    """Split ``items`` into ``count`` consecutive near-equal chunks (the first ones one longer).
+
+    ``count`` is clamped to ``1..len(items)``, so no chunk is empty; no items give no chunks.
+    """
+    count = max(1, min(count, len(items)))
     size, extra = divmod(len(items), count)
     out, start = [], 0
     for index in range(count):
@@ -216,7 +220,7 @@ def _chunks(items: Sequence[str], count: int) -> List[List[str]]:
 def _split_domain(members: List[str], max_size: Optional[int]) -> List[List[str]]:
     if max_size is None or len(members) <= max_size:
         return [members]
-    return _chunks(members, math.ceil(len(members) / max_size))
+    return chunks(members, math.ceil(len(members) / max_size))
 
 
 def _sqrt_groups(names: List[str], config: GroupingConfig) -> List[List[str]]:
@@ -225,7 +229,7 @@ def _sqrt_groups(names: List[str], config: GroupingConfig) -> List[List[str]]:
     if config.max_group_size is not None:
         count = max(count, math.ceil(total / config.max_group_size))
     count = min(count, max(1, total // config.min_group_size))
-    return _chunks(names, count)
+    return chunks(names, count)
 
 
 def _merge_small(groups: List[Tuple[Tuple[str, ...], List[str]]],

@@ -23,7 +23,8 @@ from typing import Any, Callable, Mapping, Optional
 from ansible_collections.dsxos.cluster.plugins.module_utils.configure.helm_release import (
     HelmReleaseDecodeError, decode_release_secret, latest_release_secret, revision_of,
 )
-from ansible_collections.dsxos.cluster.plugins.module_utils.kube.client import KubeClient, K8sNotFound, client_from_params
+from ansible_collections.dsxos.cluster.plugins.module_utils.kube.api import KubeApi
+from ansible_collections.dsxos.cluster.plugins.module_utils.kube.client import K8sNotFound
 from ansible_collections.dsxos.cluster.plugins.module_utils.kube.names import validate_label_value, validate_namespace, validate_subdomain
 from ansible_collections.dsxos.cluster.plugins.module_utils.configure.errors import RecipeLoadError, RecipePathError, RecipeSchemaError
 from ansible_collections.dsxos.cluster.plugins.module_utils.configure.recipe_model import ComponentRef, RecipeResult
@@ -242,7 +243,7 @@ def _versions_match(expected: str, actual: Optional[str]) -> bool:
     return not expected or _norm_version(expected) == _norm_version(actual)
 
 
-def check_helm_release(client: KubeClient, exp: Expected) -> dict[str, Any]:
+def check_helm_release(client: KubeApi, exp: Expected) -> dict[str, Any]:
     """Compare one chart component with the latest revision of its Helm release Secret."""
     selector = f"owner=helm,name={validate_label_value(exp.object_name, 'release name')}"
     listing = client.call("list", "secrets", client.core.list_namespaced_secret, exp.namespace, label_selector=selector)
@@ -277,7 +278,7 @@ def check_helm_release(client: KubeClient, exp: Expected) -> dict[str, Any]:
     return _verdict(exp, _versions_match(exp.version, actual_version), diff, actual_version, [], failed, pending, **fields)
 
 
-def _get_custom(client: KubeClient, gvr: tuple[str, str, str], namespace: str, name: str) -> Optional[dict[str, Any]]:
+def _get_custom(client: KubeApi, gvr: tuple[str, str, str], namespace: str, name: str) -> Optional[dict[str, Any]]:
     group, version, plural = gvr
     try:
         obj = client.call("get", f"{plural}.{group}", client.custom.get_namespaced_custom_object, group, version, namespace, plural, name)
@@ -294,7 +295,7 @@ def _helm_section(helm: Any) -> dict[str, Any]:
     return {k: helm[k] for k in keep if helm.get(k) not in (None, "", [], {})}
 
 
-def check_argocd_application(client: KubeClient, exp: Expected) -> dict[str, Any]:
+def check_argocd_application(client: KubeApi, exp: Expected) -> dict[str, Any]:
     """Compare one component with its Argo CD Application (chart targetRevision, Helm section, sync/health)."""
     app = _get_custom(client, ARGO, exp.namespace, exp.object_name)
     if app is None:
@@ -358,7 +359,7 @@ def _flux_readiness(obj: Mapping[str, Any]) -> tuple[Optional[str], Optional[str
     return None, None, fields
 
 
-def _cluster_flux_values(client: KubeClient, exp: Expected, release: Mapping[str, Any]) -> dict[str, Any]:
+def _cluster_flux_values(client: KubeApi, exp: Expected, release: Mapping[str, Any]) -> dict[str, Any]:
     spec = release.get("spec") or {}
     values: dict[str, Any] = normalize_values(spec.get("values"))
     for ref in spec.get("valuesFrom") or ():
@@ -387,7 +388,7 @@ def _cluster_flux_values(client: KubeClient, exp: Expected, release: Mapping[str
     return values
 
 
-def check_flux_helmrelease(client: KubeClient, exp: Expected) -> dict[str, Any]:
+def check_flux_helmrelease(client: KubeApi, exp: Expected) -> dict[str, Any]:
     """Compare one component with its Flux HelmRelease (version, values, Ready/Stalled, deployed history)."""
     release = _get_custom(client, FLUX_HR, exp.namespace, exp.object_name)
     if release is None:
@@ -418,7 +419,7 @@ def check_flux_helmrelease(client: KubeClient, exp: Expected) -> dict[str, Any]:
     return _verdict(exp, version_ok, diff, spec_version, messages, failed, pending, **fields)
 
 
-def check_flux_kustomization(client: KubeClient, exp: Expected) -> dict[str, Any]:
+def check_flux_kustomization(client: KubeApi, exp: Expected) -> dict[str, Any]:
     """A Flux Kustomization: present and Ready."""
     obj = _get_custom(client, FLUX_KS, exp.namespace, exp.object_name)
     if obj is None:
@@ -427,7 +428,7 @@ def check_flux_kustomization(client: KubeClient, exp: Expected) -> dict[str, Any
     return _verdict(exp, True, None, None, [], failed, pending, **fields)
 
 
-_CHECKS: dict[str, Callable[[KubeClient, Expected], dict[str, Any]]] = {
+_CHECKS: dict[str, Callable[[KubeApi, Expected], dict[str, Any]]] = {
     "helm_release": check_helm_release, "argocd_application": check_argocd_application,
     "flux_helmrelease": check_flux_helmrelease, "flux_kustomization": check_flux_kustomization,
 }
@@ -447,7 +448,7 @@ def summarize(components: list[Mapping[str, Any]]) -> dict[str, Any]:
             "ok": drifted == 0 and counts["missing"] == 0 and counts["failed"] == 0}
 
 
-def bundle_drift(client: KubeClient, bundle: str, deployer: str = "auto", components: Optional[list[str]] = None) -> dict[str, Any]:
+def bundle_drift(client: KubeApi, bundle: str, deployer: str = "auto", components: Optional[list[str]] = None) -> dict[str, Any]:
     """Compare a bundle directory with the cluster; ``{deployer, components, summary, recipe_criteria}``."""
     kind, recipe, expected = load_bundle(bundle, deployer)
     if components:
@@ -466,14 +467,3 @@ def bundle_drift(client: KubeClient, bundle: str, deployer: str = "auto", compon
     return {"deployer": kind, "bundle": bundle, "recipe_criteria": recipe.criteria.to_dict(), "components": results,
             "summary": summarize(results)}
 
-
-def run_bundle_drift(params: Mapping[str, Any]) -> dict[str, Any]:
-    """Module entry point: connection options + ``bundle``, ``deployer``, ``components``."""
-    bundle = params.get("bundle")
-    if not bundle:
-        raise RecipeLoadError("a bundle directory is required", field="bundle", value=bundle)
-    with client_from_params(params) as client:
-        result = bundle_drift(client, str(bundle), params.get("deployer") or "auto", params.get("components") or None)
-        result["api_calls"] = dict(client.stats)
-    result["changed"] = False
-    return result

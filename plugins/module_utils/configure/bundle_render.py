@@ -3,7 +3,8 @@
 # Apache License 2.0 (see LICENSE)
 """Render a bundle: pick the deployer, check its options, add the files every bundle has.
 
-Every bundle gets ``recipe.yaml`` (the :class:`RecipeResult` it was rendered from) and
+Every bundle gets ``recipe.yaml`` (the :class:`RecipeResult` it was rendered from, less the local paths of
+:data:`LOCAL_METADATA`, so a bundle is the same bytes wherever it is built) and
 ``checksums.txt`` (``<sha256>  <relpath>`` for every other file, sorted by path, the format
 ``sha256sum -c`` reads).  Output is byte-for-byte deterministic, so re-rendering and
 re-writing an unchanged bundle reports no change.
@@ -28,6 +29,9 @@ from ansible_collections.dsxos.cluster.plugins.module_utils.common.safe_yaml imp
 DEPLOYERS = {"helm": deployer_helm, "argocd": deployer_argocd, "flux": deployer_flux}
 RECIPE_FILE = "recipe.yaml"
 CHECKSUMS_FILE = "checksums.txt"
+#: RecipeResult metadata that describes the machine that resolved it (local paths): never written into a bundle, so
+#: the same inputs give the same bytes on any machine, from any working directory or install location
+LOCAL_METADATA = ("recipeDirs",)
 _TRUE = ("true", "yes", "on", "1")
 _FALSE = ("false", "no", "off", "0")
 
@@ -102,6 +106,16 @@ def checksums(files: Mapping[str, BundleFile]) -> str:
     return "".join(lines)
 
 
+def bundle_recipe(result: RecipeResult) -> Dict[str, Any]:
+    """The ``recipe.yaml`` document of a bundle: ``result`` without :data:`LOCAL_METADATA`."""
+    data = result.to_dict()
+    metadata = data.get("metadata")
+    if isinstance(metadata, dict):
+        for key in LOCAL_METADATA:
+            metadata.pop(key, None)
+    return data
+
+
 def render_bundle(result: RecipeResult, components: List[ComponentBundle], deployer: str,
                   options: Optional[Mapping[str, Any]] = None) -> Dict[str, BundleFile]:
     """Render the complete bundle for ``deployer`` (helm | argocd | flux), sorted by path."""
@@ -114,6 +128,6 @@ def render_bundle(result: RecipeResult, components: List[ComponentBundle], deplo
         if path in (RECIPE_FILE, CHECKSUMS_FILE):
             raise RenderError("deployer %s produced a reserved file" % deployer, field="path", value=path)
     out = dict(files)
-    out[RECIPE_FILE] = BundleFile.text(dump_yaml(result.to_dict()))
+    out[RECIPE_FILE] = BundleFile.text(dump_yaml(bundle_recipe(result)))
     out[CHECKSUMS_FILE] = BundleFile.text(checksums(out))
     return dict(sorted(out.items()))

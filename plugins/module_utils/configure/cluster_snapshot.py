@@ -8,21 +8,19 @@
 * :func:`summarize_nodes` - counts per GPU product, minimum and variants of every version;
 * :func:`snapshot_from_cluster` - the measurements ``constraint_check`` / ``recipe_resolve`` understand
   (``K8s.server.version``, ``K8s.node.*``, ``GPU.smi.*``, ``OS.release.*``, kernel) with per-node variants;
-* :func:`collect_cluster_snapshot` - all of it from a live :class:`KubeClient`, merged with host facts/snapshots.
+* :func:`collect_cluster_snapshot` - all of it from a live Kubernetes client (:class:`KubeApi`), merged with host facts/snapshots.
 """
 from __future__ import annotations
 
 import re
-from collections import Counter
 from typing import Any, Mapping, Optional
 
-from ansible_collections.dsxos.cluster.plugins.module_utils.configure.constraints import VersionFormatError, compare_versions, looks_like_version
-from ansible_collections.dsxos.cluster.plugins.module_utils.kube.client import KubeClient, client_from_params
+from ansible_collections.dsxos.cluster.plugins.module_utils.kube.api import KubeApi
 from ansible_collections.dsxos.cluster.plugins.module_utils.kube.names import validate_label_selector
 from ansible_collections.dsxos.cluster.plugins.module_utils.configure.snapshot import (
     GPU_COUNT, GPU_CUDA, GPU_DRIVER, GPU_MODEL, K8S_NODE_GPU_PRODUCT, K8S_NODE_KERNEL, K8S_NODE_OS_IMAGE, K8S_NODE_PROVIDER,
-    K8S_NODE_PROVIDER_ID, K8S_SERVER_VERSION, OS_ARCHITECTURE, OS_KERNEL, OS_RELEASE_ID, OS_RELEASE_VERSION_ID, Snapshot,
-    infer_criteria_with_evidence, snapshot_from_host_facts,
+    K8S_NODE_COUNT, K8S_NODE_PROVIDER_ID, K8S_SERVER_VERSION, OS_ARCHITECTURE, OS_KERNEL, OS_RELEASE_ID, OS_RELEASE_VERSION_ID, Snapshot,
+    infer_criteria_with_evidence, representative_value, snapshot_from_host_facts,
 )
 
 LABEL_GPU_PRODUCT = "nvidia.com/gpu.product"
@@ -150,24 +148,6 @@ def node_facts(node: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def _lowest(values: list[Any]) -> Any:
-    """Lowest version when all values are versions, else the most common value (ties: first sorted)."""
-    ordered = sorted(values, key=str)
-    if all(looks_like_version(v) for v in ordered):
-        try:
-            best = ordered[0]
-            for value in ordered[1:]:
-                sign = compare_versions(value, best)
-                if sign < 0 or (sign == 0 and str(value) < str(best)):
-                    best = value
-            return best
-        except VersionFormatError:
-            pass
-    counts = Counter(str(v) for v in ordered)
-    top = max(counts.values())
-    return next(v for v in ordered if counts[str(v)] == top)
-
-
 def summarize_nodes(facts: list[Mapping[str, Any]]) -> dict[str, Any]:
     """Counts per GPU product, minimum and distinct values of each version, readiness and services."""
     gpu_nodes = [f for f in facts if f.get("gpu_count")]
@@ -182,7 +162,7 @@ def summarize_nodes(facts: list[Mapping[str, Any]]) -> dict[str, Any]:
         values = [f.get(key) for f in scope if f.get(key)]
         if values:
             variants = sorted({str(v) for v in values})
-            versions[out] = {"min": _lowest(values), "variants": variants, "uniform": len(variants) == 1}
+            versions[out] = {"min": representative_value(sorted(values, key=str)), "variants": variants, "uniform": len(variants) == 1}
     return {
         "nodes": len(facts),
         "gpu_nodes": len(gpu_nodes),
@@ -235,17 +215,20 @@ def snapshot_from_cluster(version: Mapping[str, Any], facts: list[Mapping[str, A
             per_name.setdefault(name, {})[str(fact.get("name"))] = value
     for name in sorted(per_name):
         values = per_name[name]
-        snap.measurements[name] = _lowest(list(values.values()))
+        snap.measurements[name] = representative_value(sorted(values.values(), key=str))
         nodes = sorted(values)
         listed = ",".join(nodes[:5]) + (f" and {len(nodes) - 5} more" if len(nodes) > 5 else "")
         snap.sources[name] = f"{SOURCE_PREFIX}:{listed}"
         if name not in _NO_VARIANTS and len({repr(v) for v in values.values()}) > 1:
             snap.variants[name] = dict(sorted(values.items()))
     snap.hosts = sorted(str(f.get("name")) for f in scope)
+    if scope:
+        snap.measurements[K8S_NODE_COUNT] = len(scope)
+        snap.sources[K8S_NODE_COUNT] = f"{SOURCE_PREFIX}:{'GPU nodes' if any(f.get('gpu_count') for f in scope) else 'nodes'}"
     return snap
 
 
-def list_nodes(client: KubeClient, label_selector: str = "", page_size: int = 500) -> list[dict[str, Any]]:
+def list_nodes(client: KubeApi, label_selector: str = "", page_size: int = 500) -> list[dict[str, Any]]:
     """Every Node matching the selector, as API JSON dicts (paginated)."""
     nodes: list[dict[str, Any]] = []
     token: Optional[str] = None
@@ -262,7 +245,7 @@ def list_nodes(client: KubeClient, label_selector: str = "", page_size: int = 50
             return nodes
 
 
-def collect_cluster_snapshot(client: KubeClient, label_selector: str = "", host_facts: Optional[Mapping[str, Any]] = None,
+def collect_cluster_snapshot(client: KubeApi, label_selector: str = "", host_facts: Optional[Mapping[str, Any]] = None,
                              extra_snapshot: Optional[Mapping[str, Any]] = None) -> dict[str, Any]:
     """Read version + nodes; return ``{snapshot, nodes, summary, criteria, evidence, server_version}``.
 
@@ -288,11 +271,3 @@ def collect_cluster_snapshot(client: KubeClient, label_selector: str = "", host_
         "evidence": evidence,
     }
 
-
-def run_cluster_snapshot(params: Mapping[str, Any]) -> dict[str, Any]:
-    """Module entry point: connection options (``K8S_AUTH_SPEC``) + ``label_selector``, ``host_facts``, ``snapshot``."""
-    with client_from_params(params) as client:
-        result = collect_cluster_snapshot(client, params.get("label_selector") or "", params.get("host_facts"), params.get("snapshot"))
-        result["api_calls"] = dict(client.stats)
-    result["changed"] = False
-    return result

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Tuple
 
 from ansible_collections.dsxos.cluster.plugins.module_utils.configure.bundle_writer import BundleFile
-from ansible_collections.dsxos.cluster.plugins.module_utils.configure.deployer_helm import check_manifest_name, namespace_of
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.deployer_helm import begin_render, check_manifest_name, namespace_of
 from ansible_collections.dsxos.cluster.plugins.module_utils.configure.errors import RenderError
 from ansible_collections.dsxos.cluster.plugins.module_utils.configure.recipe_model import ComponentBundle, RecipeResult
 from ansible_collections.dsxos.cluster.plugins.module_utils.common.safe_yaml import dump_yaml
@@ -205,18 +205,14 @@ def _readme(result: RecipeResult, components: List[ComponentBundle], opts: Deplo
 def render(result: RecipeResult, components: List[ComponentBundle],
            options: Optional[DeployerOptions] = None) -> Dict[str, BundleFile]:
     """Render the Argo CD bundle files (without ``recipe.yaml``/``checksums.txt``)."""
-    opts = options or DeployerOptions()
-    opts.validate()
-    ordered = sorted(components, key=lambda c: (c.order, c.name))
+    opts, ordered = begin_render(options, DeployerOptions, components, check_component_name)
     files: Dict[str, BundleFile] = {}
     skipped: List[str] = []
     for c in ordered:
-        name = check_component_name(c)
+        name = c.name
         if name == opts.app_of_apps_name:
             raise RenderError("a component has the same name as the app-of-apps Application",
                               field="options.app_of_apps_name", value=name)
-        if c.type not in ("Helm", "Kustomize"):
-            raise RenderError("unknown component type", field="components[%s].type" % name, value=c.type)
         if c.type == "Helm" and c.repository:
             files["%s/values.yaml" % name] = BundleFile.text(dump_yaml(c.values or {}))
         for file_name in sorted(c.manifests):

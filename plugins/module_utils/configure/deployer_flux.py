@@ -29,7 +29,7 @@ from typing import Any, Dict, List, Optional
 from ansible_collections.dsxos.cluster.plugins.module_utils.configure.bundle_writer import BundleFile
 from ansible_collections.dsxos.cluster.plugins.module_utils.configure.deployer_argocd import check_component_name
 from ansible_collections.dsxos.cluster.plugins.module_utils.configure.deployer_helm import (
-    check_manifest_name, namespace_of, oci_chart_ref)
+    begin_render, check_manifest_name, namespace_of, oci_chart_ref)
 from ansible_collections.dsxos.cluster.plugins.module_utils.configure.errors import RenderError
 from ansible_collections.dsxos.cluster.plugins.module_utils.configure.recipe_model import ComponentBundle, RecipeResult
 from ansible_collections.dsxos.cluster.plugins.module_utils.common.safe_yaml import dump_yaml, dump_yaml_all
@@ -209,14 +209,9 @@ def _readme(result: RecipeResult, components: List[ComponentBundle], opts: Deplo
 def render(result: RecipeResult, components: List[ComponentBundle],
            options: Optional[DeployerOptions] = None) -> Dict[str, BundleFile]:
     """Render the Flux bundle files (without ``recipe.yaml``/``checksums.txt``)."""
-    opts = options or DeployerOptions()
-    opts.validate()
-    ordered = sorted(components, key=lambda c: (c.order, c.name))
+    opts, ordered = begin_render(options, DeployerOptions, components, check_component_name)
     kinds = {}
     for c in ordered:
-        check_component_name(c)
-        if c.type not in ("Helm", "Kustomize"):
-            raise RenderError("unknown component type", field="components[%s].type" % c.name, value=c.type)
         kinds[c.name] = "HelmRelease" if _is_chart(c) else ("Kustomization" if c.type == "Kustomize" else "manifests")
     files: Dict[str, BundleFile] = {}
     resources: List[str] = []

@@ -20,7 +20,7 @@ import hashlib
 import re
 import shlex
 from dataclasses import dataclass
-from typing import Dict, List, Optional
+from typing import Callable, Dict, List, Optional, Protocol, Tuple, TypeVar
 
 from ansible_collections.dsxos.cluster.plugins.module_utils.configure.bundle_writer import BundleFile
 from ansible_collections.dsxos.cluster.plugins.module_utils.configure.errors import RenderError
@@ -68,6 +68,29 @@ def check_manifest_name(component: ComponentBundle, file_name: str) -> str:
         raise RenderError("manifest file name must be a plain file name ([A-Za-z0-9._-])",
                           field="components[%s].manifests" % component.name, value=file_name)
     return file_name
+
+
+class _Validated(Protocol):
+    def validate(self) -> None: ...
+
+
+#: the options type of one deployer (each deployer module has its own ``DeployerOptions`` with ``validate()``)
+OptionsT = TypeVar("OptionsT", bound=_Validated)
+COMPONENT_TYPES = ("Helm", "Kustomize")
+
+
+def begin_render(options: Optional[OptionsT], default: Callable[[], OptionsT], components: List[ComponentBundle],
+                 check_name: Callable[[ComponentBundle], str]) -> Tuple[OptionsT, List[ComponentBundle]]:
+    """The opening every deployer's ``render`` shares: the options (``default()`` when None) validated, and the
+    components in deployment order (``order``, then name), each with a name ``check_name`` accepts and a known type."""
+    opts = options if options is not None else default()
+    opts.validate()
+    ordered = sorted(components, key=lambda c: (c.order, c.name))
+    for c in ordered:
+        name = check_name(c)
+        if c.type not in COMPONENT_TYPES:
+            raise RenderError("unknown component type", field="components[%s].type" % name, value=c.type)
+    return opts, ordered
 
 
 def namespace_of(component: ComponentBundle) -> str:
@@ -183,7 +206,8 @@ usage() {
   cat <<'USAGE'
 Usage: %(script)s [--dry-run] [--only COMPONENT]... [--skip COMPONENT]...
 
-  --dry-run          print the commands (one per line, shell-quoted) instead of running them
+  --dry-run          print the commands (one per line, shell-quoted, on stdout) instead of running them;
+                     the last line (on stderr) says nothing was deployed
   --only COMPONENT   act on this component only (repeatable)
   --skip COMPONENT   leave this component out (repeatable)
 
@@ -280,7 +304,11 @@ for idx in %(indices)s; do
   echo "==> [$((idx + 1))/$total] %(verb)s $name" >&2
   "%(prefix)s_$idx"
 done
-echo "%(done)s" >&2
+if [ "$DRY_RUN" -eq 1 ]; then
+  echo "dry run: nothing was %(dry_done)s" >&2
+else
+  echo "%(done)s" >&2
+fi
 '''
 
 
@@ -305,6 +333,7 @@ def _script(title: str, script: str, components: List[ComponentBundle], opts: De
         "indices": " ".join(str(i) for i in indices) if indices else "",
         "verb": "remove" if reverse else "deploy", "prefix": prefix,
         "done": "undeploy finished" if reverse else "deploy finished",
+        "dry_done": "removed" if reverse else "deployed",
     })
     return "".join(parts)
 
@@ -416,14 +445,10 @@ def _namespace_doc(ns: str) -> str:
 def render(result: RecipeResult, components: List[ComponentBundle],
            options: Optional[DeployerOptions] = None) -> Dict[str, BundleFile]:
     """Render the helm bundle files (without ``recipe.yaml``/``checksums.txt``)."""
-    opts = options or DeployerOptions()
-    opts.validate()
-    ordered = sorted(components, key=lambda c: (c.order, c.name))
+    opts, ordered = begin_render(options, DeployerOptions, components, check_component_dir_name)
     files: Dict[str, BundleFile] = {}
     for c in ordered:
-        name = check_component_dir_name(c)
-        if c.type not in ("Helm", "Kustomize"):
-            raise RenderError("unknown component type", field="components[%s].type" % name, value=c.type)
+        name = c.name
         if c.type != "Kustomize":
             files["%s/values.yaml" % name] = BundleFile.text(dump_yaml(c.values or {}))
         files["%s/README.md" % name] = BundleFile.text(_component_readme(c, opts))

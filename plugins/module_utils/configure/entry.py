@@ -1,11 +1,13 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, dsxos.cluster contributors
 # Apache License 2.0 (see LICENSE)
-"""Entry points of the Configure phase, one per module.
+"""Entry points of the Configure phase, one :class:`EntryPoint` per module.
 
-Each function takes plain arguments (what a module's argument spec produced) and
-returns a plain dict (what the module returns).  Modules stay thin adapters:
-argument spec -> one call here -> ``exit_json``.
+``RECIPE_RESOLVE``, ``BUNDLE_RENDER``, ``CONSTRAINT_CHECK`` (run on the controller by their action plugins),
+``CLUSTER_SNAPSHOT`` and ``BUNDLE_DRIFT`` (Kubernetes reads). Each ``run_*`` takes the validated params of its
+module, ``check_mode`` and ``diff`` and returns the module's result dict; bad input raises a
+:class:`DsxosError` subclass, which :func:`..common.entry.call_entry` turns into a task failure.
+Modules stay thin: argument spec -> ``call_entry(ENTRY, ...)`` -> ``finish``.
 """
 from __future__ import annotations
 
@@ -13,12 +15,15 @@ import time
 from dataclasses import asdict, is_dataclass
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
+from ansible_collections.dsxos.cluster.plugins.module_utils.common.entry import EntryPoint
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.bundle_drift import DEPLOYERS, bundle_drift
 from ansible_collections.dsxos.cluster.plugins.module_utils.configure.bundle_render import render_bundle
 from ansible_collections.dsxos.cluster.plugins.module_utils.configure.bundle_writer import write_bundle
 from ansible_collections.dsxos.cluster.plugins.module_utils.configure.component_values import build_component_bundles
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.cluster_snapshot import collect_cluster_snapshot
 from ansible_collections.dsxos.cluster.plugins.module_utils.configure.constraints import evaluate_constraints, summarize
 from ansible_collections.dsxos.cluster.plugins.module_utils.configure.recipe_criteria import validate_criteria
-from ansible_collections.dsxos.cluster.plugins.module_utils.configure.errors import RecipeError
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.errors import RecipeError, RecipeLoadError
 from ansible_collections.dsxos.cluster.plugins.module_utils.configure.recipe_model import (
     ANY,
     CRITERIA_FIELDS,
@@ -33,6 +38,7 @@ from ansible_collections.dsxos.cluster.plugins.module_utils.configure.snapshot i
     snapshot_from_host_facts,
     snapshot_from_values,
 )
+from ansible_collections.dsxos.cluster.plugins.module_utils.kube.client import K8S_AUTH_SPEC, client_from_params, require_kubernetes
 
 
 #: Argument specs shared by the modules (docs, direct execution) and the controller-side action plugins.
@@ -66,6 +72,18 @@ CONSTRAINT_SPEC: Dict[str, Any] = dict(
     measurements=dict(type="dict", default={}),
     missing_is_failure=dict(type="bool", default=False),
     fail_on_violation=dict(type="bool", default=False),
+)
+CLUSTER_SNAPSHOT_SPEC: Dict[str, Any] = dict(
+    K8S_AUTH_SPEC,
+    label_selector=dict(type="str"),
+    host_facts=dict(type="dict"),
+    snapshot=dict(type="dict"),
+)
+BUNDLE_DRIFT_SPEC: Dict[str, Any] = dict(
+    K8S_AUTH_SPEC,
+    bundle=dict(type="path", required=True),
+    deployer=dict(type="str", choices=["auto"] + list(DEPLOYERS), default="auto"),
+    components=dict(type="list", elements="str"),
 )
 
 
@@ -211,3 +229,39 @@ def run_constraint_check(args: Mapping[str, Any], check_mode: bool = False, diff
         out["failed"] = True
         out["msg"] = "constraints violated: " + "; ".join(v["message"] for v in out["violations"])
     return out
+
+
+def run_cluster_snapshot(params: Mapping[str, Any], check_mode: bool = False, diff: bool = False) -> Dict[str, Any]:
+    """Adapter for the ``cluster_snapshot`` module: connection options + ``label_selector``, ``host_facts``, ``snapshot``."""
+    del check_mode, diff  # read-only
+    require_kubernetes()
+    with client_from_params(params) as client:
+        result = collect_cluster_snapshot(client, params.get("label_selector") or "", params.get("host_facts"),
+                                          params.get("snapshot"))
+        result["api_calls"] = dict(client.stats)
+    result["changed"] = False
+    return result
+
+
+def run_bundle_drift(params: Mapping[str, Any], check_mode: bool = False, diff: bool = False) -> Dict[str, Any]:
+    """Adapter for the ``bundle_drift`` module: connection options + ``bundle``, ``deployer``, ``components``."""
+    del check_mode, diff  # read-only
+    bundle = params.get("bundle")
+    if not bundle:
+        raise RecipeLoadError("a bundle directory is required", field="bundle", value=bundle)
+    require_kubernetes()
+    with client_from_params(params) as client:
+        result = bundle_drift(client, str(bundle), params.get("deployer") or "auto", params.get("components") or None)
+        result["api_calls"] = dict(client.stats)
+    result["changed"] = False
+    return result
+
+
+RECIPE_RESOLVE = EntryPoint(name="recipe_resolve", doing="resolving recipe criteria", spec=RESOLVE_SPEC, run=run_resolve)
+BUNDLE_RENDER = EntryPoint(name="bundle_render", doing="rendering a deployment bundle", spec=RENDER_SPEC, run=run_render)
+CONSTRAINT_CHECK = EntryPoint(name="constraint_check", doing="checking constraints against a snapshot",
+                              spec=CONSTRAINT_SPEC, run=run_constraint_check)
+CLUSTER_SNAPSHOT = EntryPoint(name="cluster_snapshot", doing="reading the cluster into a snapshot",
+                              spec=CLUSTER_SNAPSHOT_SPEC, run=run_cluster_snapshot)
+BUNDLE_DRIFT = EntryPoint(name="bundle_drift", doing="comparing a bundle with the cluster",
+                          spec=BUNDLE_DRIFT_SPEC, run=run_bundle_drift)

@@ -13,7 +13,7 @@ key set (documented in ``docs/constraints.md``) is:
   dsxos extensions ``OS.host.distribution``, ``OS.host.distribution_major_version``,
   ``OS.host.os_family``, ``OS.host.architecture``;
 * from Kubernetes (later): ``K8s.server.version``, ``K8s.node.provider-id``,
-  ``K8s.node.provider``, ``K8s.node.kernel-version``, ``K8s.node.os-image``,
+  ``K8s.node.provider``, ``K8s.node.kernel-version``, ``K8s.node.os-image``, ``K8s.node.count`` (dsxos),
   ``K8s.node.<label key>`` (e.g. ``K8s.node.nvidia.com/gpu.product``);
 * from NVML / nvidia-smi (later): ``GPU.smi.driver``, ``GPU.smi.cuda-version``,
   ``GPU.smi.gpu-count``, ``GPU.smi.gpu.model``, ``GPU.hardware.model``.
@@ -58,6 +58,8 @@ GPU_DRIVER = "GPU.smi.driver"
 GPU_CUDA = "GPU.smi.cuda-version"
 GPU_COUNT = "GPU.smi.gpu-count"
 GPU_MODEL = "GPU.smi.gpu.model"
+#: dsxos extension: how many nodes the snapshot describes (the GPU nodes of a cluster when it has any)
+K8S_NODE_COUNT = "K8s.node.count"
 GPU_HARDWARE_MODEL = "GPU.hardware.model"
 GPU_DEVICE_PRODUCT = "GPU.device.product"
 DEPLOYMENT_SERVICE_HINT = "Deployment.cluster.service"
@@ -277,9 +279,13 @@ def _host_measurements(host: str, hostvars: Mapping[str, Any]) -> Dict[str, Any]
     return out
 
 
-def _representative(values: Mapping[str, Any]) -> Any:
-    """Lowest version when every value is a version, else the most common value (ties: lowest host)."""
-    ordered = [value for _host, value in sorted(values.items())]
+def representative_value(values: Iterable[Any]) -> Any:
+    """The one value that stands for many hosts' or nodes' values, in the order given.
+
+    The lowest version when every value is a version (equal versions: the smaller text), else the most common value
+    (ties: the first in the order given). Callers pass the values in a stable order (sorted by host, or by text).
+    """
+    ordered = list(values)
     if all(looks_like_version(value) for value in ordered):
         try:
             best = ordered[0]
@@ -327,7 +333,7 @@ def snapshot_from_host_facts(hostvars: Mapping[str, Mapping[str, Any]]) -> Snaps
     snap = Snapshot(hosts=hosts)
     for name in sorted(per_name):
         values = per_name[name]
-        snap.measurements[name] = _representative(values)
+        snap.measurements[name] = representative_value(value for _host, value in sorted(values.items()))
         snap.sources[name] = _source_label("ansible_facts", values)
         if len({repr(v) for v in values.values()}) > 1:
             snap.variants[name] = dict(sorted(values.items()))
@@ -386,7 +392,8 @@ def service_from_hints(snapshot: Snapshot) -> Tuple[str, Optional[str], Any, str
 def infer_criteria_with_evidence(snapshot: Any) -> Tuple[Criteria, Dict[str, Dict[str, Any]]]:
     """Criteria inferred from measurements, plus per field ``{value, source, raw, note}``.
 
-    ``intent`` and ``platform`` cannot be measured and stay ``any``; so does ``nodes``.
+    ``intent`` and ``platform`` cannot be measured and stay ``any``; ``nodes`` is the node count the snapshot shows
+    (see :func:`nodes_from_snapshot`; 0, meaning any, when it shows none).
     """
     snap = snapshot if isinstance(snapshot, Snapshot) else Snapshot.from_dict(snapshot)
     evidence: Dict[str, Dict[str, Any]] = {}
@@ -425,9 +432,29 @@ def infer_criteria_with_evidence(snapshot: Any) -> Tuple[Criteria, Dict[str, Dic
     evidence["service"] = _evidence(service, source, raw, note)
     for name in ("intent", "platform"):
         evidence[name] = _evidence(ANY, None, None, "not measurable; give it explicitly")
+    nodes, evidence["nodes"] = nodes_from_snapshot(snap)
 
-    criteria = Criteria(service=service, accelerator=evidence["accelerator"]["value"], os=evidence["os"]["value"])
+    criteria = Criteria(service=service, accelerator=evidence["accelerator"]["value"], os=evidence["os"]["value"],
+                        nodes=nodes)
     return criteria, evidence
+
+
+def nodes_from_snapshot(snapshot: Snapshot) -> Tuple[int, Dict[str, Any]]:
+    """(node count, evidence): the ``K8s.node.count`` measurement (a cluster snapshot), else the number of hosts the
+    snapshot was measured on (Ansible host facts); 0 (any) when neither says."""
+    raw = snapshot.get(K8S_NODE_COUNT)
+    if raw not in (None, ""):
+        try:
+            count = int(str(raw).strip())
+        except ValueError:
+            count = -1
+        if count > 0:
+            return count, {"value": count, "source": K8S_NODE_COUNT, "raw": raw, "note": "nodes counted in the cluster"}
+        return 0, {"value": 0, "source": K8S_NODE_COUNT, "raw": raw, "note": "node count not a positive integer"}
+    if snapshot.hosts:
+        count = len(snapshot.hosts)
+        return count, {"value": count, "source": "hosts", "raw": count, "note": "hosts the snapshot was measured on"}
+    return 0, {"value": 0, "source": None, "raw": None, "note": "no node count measurement and no hosts"}
 
 
 def infer_criteria(snapshot: Any) -> Criteria:

@@ -27,7 +27,6 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 
 from ansible_collections.dsxos.cluster.plugins.module_utils.kube.errors import K8sConflict, K8sError, K8sNotFound
 from ansible_collections.dsxos.cluster.plugins.module_utils.kube.client import ensure_namespace
-from ansible_collections.dsxos.cluster.plugins.module_utils.operate.quarantine_state import default_actor
 from ansible_collections.dsxos.cluster.plugins.module_utils.kube.names import (
     validate_label_selector, validate_namespace, validate_node_name, validate_subdomain,
 )
@@ -64,20 +63,6 @@ def parse_time(text: Any, where: str) -> float:
         return seconds + (float("0." + frac) if frac else 0.0)
     except ValueError as exc:
         raise CircuitBreakerError(f"{where}: expected an RFC 3339 UTC time such as 2026-01-01T00:00:00Z, got {text!r}") from exc
-
-
-#: Argument spec of the breaker's settings: top level in the circuit_breaker module (doc fragment
-#: ``dsxos.cluster.circuit_breaker.settings``) and inside the ``circuit_breaker`` option of the node actions
-#: (``BREAKER_OPTION_SPEC``, doc fragment ``dsxos.cluster.circuit_breaker``).
-BREAKER_SETTINGS_SPEC: dict[str, Any] = dict(
-    namespace=dict(type="str", default=DEFAULT_NAMESPACE),
-    name=dict(type="str", default=DEFAULT_NAME),
-    max_fraction=dict(type="float", default=0.1),
-    max_nodes=dict(type="int", default=10),
-    window_s=dict(type="float", default=3600.0),
-    gpu_node_selector=dict(type="str", default=DEFAULT_GPU_SELECTOR),
-)
-BREAKER_OPTION_SPEC: dict[str, Any] = dict(type="dict", options=dict(enabled=dict(type="bool", default=True), **BREAKER_SETTINGS_SPEC))
 
 
 @dataclass(frozen=True)
@@ -382,14 +367,3 @@ def run_circuit_breaker(client: Any, action: str, config: BreakerConfig, nodes: 
         out["changed"] = False
         return out
     raise CircuitBreakerError(f"unknown action {action!r}; expected check, record, reset or status")
-
-
-def circuit_breaker_from_params(params: Mapping[str, Any], check_mode: bool = False) -> dict[str, Any]:
-    """Module adapter: validate, connect with the k8s_auth params, run :func:`run_circuit_breaker`."""
-    from ansible_collections.dsxos.cluster.plugins.module_utils.kube.client import client_from_params  # pylint: disable=import-outside-toplevel
-    config = BreakerConfig.from_params({k: params.get(k) for k in ("namespace", "name", "max_fraction", "max_nodes", "window_s",
-                                                                   "gpu_node_selector")}, where="options")
-    nodes = [validate_node_name(n, f"nodes[{i}]") for i, n in enumerate(params.get("nodes") or [])]
-    actor = params.get("actor") or default_actor()
-    with client_from_params(params) as client:
-        return run_circuit_breaker(client, params["action"], config, nodes, params.get("reason") or "", actor, check_mode)

@@ -20,29 +20,24 @@ terminating ones are only waited for.
 """
 from __future__ import annotations
 
-import heapq
-import itertools
-import json
 import queue
-import socket
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional, Sequence
 
+from ansible_collections.dsxos.cluster.plugins.module_utils.kube.errors import K8sError, K8sNotFound
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.circuit_breaker import BreakerConfig
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.drain_policy import (
-    BLOCK, EVICT, SKIP, WAIT, DrainPolicy, EvictionRefusal, PodDecision, classify_pod, parse_eviction_refusal,
+    BLOCK, EVICT, SKIP, WAIT, DrainPolicy, EvictionRefusal, PodDecision, classify_pod,
 )
-from ansible_collections.dsxos.cluster.plugins.module_utils.kube.client import ApiException
-from ansible_collections.dsxos.cluster.plugins.module_utils.kube.errors import K8sError, K8sNotFound
-from ansible_collections.dsxos.cluster.plugins.module_utils.kube.names import validate_namespace
+from ansible_collections.dsxos.cluster.plugins.module_utils.operate.eviction_scheduler import RetryScheduler, delete_pod, evict_pod
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.node_quarantine import (
     CHANGED, FAILED, MISSING, REFUSED, NodeActionResult, QuarantineOptions, append_history, default_actor, now_rfc3339,
     run_node_action, validate_nodes,
 )
-from ansible_collections.dsxos.cluster.plugins.module_utils.operate.quarantine_state import QuarantineStateError
+from ansible_collections.dsxos.cluster.plugins.module_utils.operate.pod_watch import PodWatch, list_node_pods
 
 MODES = ("immediate", "allow_completion", "delete_after_timeout")
 MAX_WATCH_RESTARTS = 50
@@ -96,21 +91,24 @@ class DrainOptions:  # pylint: disable=too-many-instance-attributes
     history_limit: int = 20
 
     def validate(self) -> None:
-        """Raise :class:`DrainError` naming the bad option."""
+        """Raise :class:`DrainError` naming the bad option (``field``) and its ``value``."""
         if self.mode not in MODES:
-            raise DrainError(f"mode must be one of {', '.join(MODES)}, got {self.mode!r}")
+            raise DrainError(f"mode must be one of {', '.join(MODES)}, got {self.mode!r}", field="mode", value=self.mode)
         if not isinstance(self.reason, str) or not self.reason.strip():
-            raise DrainError("reason is required: a drain cordons the node and records why")
+            raise DrainError("reason is required: a drain cordons the node and records why", field="reason", value=self.reason)
         if self.timeout_s <= 0:
-            raise DrainError(f"timeout_s must be > 0, got {self.timeout_s!r}")
+            raise DrainError(f"timeout_s must be > 0, got {self.timeout_s!r}", field="timeout_s", value=self.timeout_s)
         if self.eviction_timeout_s is not None and not 0 < self.eviction_timeout_s <= self.timeout_s:
-            raise DrainError(f"eviction_timeout_s must be > 0 and <= timeout_s ({self.timeout_s:g}), got {self.eviction_timeout_s!r}")
+            raise DrainError(f"eviction_timeout_s must be > 0 and <= timeout_s ({self.timeout_s:g}), got {self.eviction_timeout_s!r}",
+                             field="eviction_timeout_s", value=self.eviction_timeout_s)
         if self.grace_period_s is not None and self.grace_period_s < 0:
-            raise DrainError(f"grace_period_s must be >= 0, got {self.grace_period_s!r}")
+            raise DrainError(f"grace_period_s must be >= 0, got {self.grace_period_s!r}", field="grace_period_s", value=self.grace_period_s)
         if self.pdb_retry_s <= 0 or self.pdb_retry_max_s < self.pdb_retry_s:
-            raise DrainError(f"need 0 < pdb_retry_s <= pdb_retry_max_s, got {self.pdb_retry_s!r} and {self.pdb_retry_max_s!r}")
+            raise DrainError(f"need 0 < pdb_retry_s <= pdb_retry_max_s, got {self.pdb_retry_s!r} and {self.pdb_retry_max_s!r}",
+                             field="pdb_retry_s", value=self.pdb_retry_s)
         if self.eviction_workers < 0:
-            raise DrainError(f"eviction_workers must be >= 0 (0 = from the QPS), got {self.eviction_workers!r}")
+            raise DrainError(f"eviction_workers must be >= 0 (0 = from the QPS), got {self.eviction_workers!r}",
+                             field="eviction_workers", value=self.eviction_workers)
 
     def eviction_budget_s(self) -> float:
         """Seconds to keep evicting (or waiting for completion) before giving up / deleting."""
@@ -198,151 +196,6 @@ class DrainReport:
                 "missing_nodes": [r.node for r in self.results if r.status == NODE_MISSING],
                 "totals": totals, "api_calls": self.api_calls, "elapsed_s": round(self.elapsed_s, 3), "circuit_breaker": self.breaker,
                 "failed": self.failed, "msg": self.msg}
-
-
-class RetryScheduler:
-    """Runs callables on a worker pool, now or after a delay (one timer thread, a heap), so backoff never holds a worker."""
-
-    def __init__(self, workers: int) -> None:
-        self.pool = ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="dsxos-evict")
-        self._heap: list[tuple[float, int, Callable[[], None]]] = []
-        self._seq = itertools.count()
-        self._cond = threading.Condition()
-        self._closed = False
-        self._timer = threading.Thread(target=self._loop, name="dsxos-evict-timer", daemon=True)
-        self._timer.start()
-
-    def submit(self, job: Callable[[], None], delay_s: float = 0.0) -> None:
-        """Run ``job`` on the pool after ``delay_s`` seconds."""
-        if delay_s <= 0:
-            self.pool.submit(job)
-            return
-        with self._cond:
-            heapq.heappush(self._heap, (time.monotonic() + delay_s, next(self._seq), job))
-            self._cond.notify()
-
-    def _loop(self) -> None:
-        while True:
-            with self._cond:
-                while not self._closed and (not self._heap or self._heap[0][0] > time.monotonic()):
-                    timeout = None if not self._heap else max(0.0, self._heap[0][0] - time.monotonic())
-                    self._cond.wait(timeout)
-                if self._closed:
-                    return
-                dummy_due, dummy_seq, job = heapq.heappop(self._heap)
-            self.pool.submit(job)
-
-    def close(self) -> None:
-        """Stop the timer and wait for running jobs."""
-        with self._cond:
-            self._closed = True
-            self._cond.notify()
-        self._timer.join(timeout=5)
-        self.pool.shutdown(wait=True)
-
-
-class PodWatch(threading.Thread):
-    """ONE watch on a node's pods (``fieldSelector spec.nodeName``) feeding events into a queue; :meth:`stop` ends it."""
-
-    def __init__(self, client: Any, node: str, resource_version: str, events: "queue.Queue[tuple[Any, ...]]", timeout_s: float) -> None:
-        super().__init__(name=f"dsxos-watch-{node}", daemon=True)
-        self.client = client
-        self.node = node
-        self.resource_version = resource_version
-        self.events = events
-        self.timeout_s = max(1.0, timeout_s)
-        self._stopped = threading.Event()
-        self._resp: Any = None
-
-    def _open(self, *args: Any, **kwargs: Any) -> Any:
-        """Open the stream and keep the response so stop() can shut its socket."""
-        resp = self.client.core.list_pod_for_all_namespaces(*args, **kwargs)
-        self._resp = resp
-        if self._stopped.is_set():
-            self._shutdown()
-        return resp
-
-    def _shutdown(self) -> None:
-        resp = self._resp
-        sock = getattr(getattr(resp, "connection", None), "sock", None) if resp is not None else None
-        if sock is not None:
-            try:
-                sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-
-    def run(self) -> None:
-        try:
-            for event in self.client.watch("pods", self._open, field_selector=f"spec.nodeName={self.node}",
-                                           resource_version=self.resource_version, timeout_s=self.timeout_s,
-                                           allow_watch_bookmarks=True):
-                if self._stopped.is_set():
-                    return
-                self.events.put(("pod", event.get("type"), event.get("raw_object") or event.get("object")))
-            self.events.put(("watch_end", None))
-        except K8sError as err:
-            if not self._stopped.is_set():
-                self.events.put(("watch_end", err))
-        except Exception as exc:  # pylint: disable=broad-except  # a shut socket surfaces as any urllib3/OS error
-            if not self._stopped.is_set():
-                self.events.put(("watch_end", K8sError(f"watch pods on node {self.node} failed: {type(exc).__name__}: {exc}",
-                                                       verb="watch", resource="pods")))
-
-    def stop(self) -> None:
-        """End the stream now."""
-        self._stopped.set()
-        self._shutdown()
-
-
-def list_node_pods(client: Any, node: str) -> tuple[list[dict[str, Any]], str]:
-    """Pods bound to ``node`` (all namespaces) as camelCase dicts, and the list's resourceVersion."""
-    resp = client.call("list", "pods", client.core.list_pod_for_all_namespaces, field_selector=f"spec.nodeName={node}",
-                       _preload_content=False)
-    data = json.loads(resp.data)
-    return list(data.get("items") or []), str((data.get("metadata") or {}).get("resourceVersion") or "")
-
-
-def evict_pod(client: Any, decision: PodDecision, grace_period_s: Optional[int], dry_run: bool) -> Optional[EvictionRefusal]:
-    """POST pods/eviction once (through client.call: QPS limiter, retries of 5xx/throttling).
-
-    Returns None when accepted, an :class:`EvictionRefusal` when a budget refuses (not retried here); raises K8sError.
-    """
-    delete_options: dict[str, Any] = {"preconditions": {"uid": decision.uid}} if decision.uid else {}
-    if grace_period_s is not None:
-        delete_options["gracePeriodSeconds"] = grace_period_s
-    if dry_run:
-        delete_options["dryRun"] = ["All"]
-    body: dict[str, Any] = {"apiVersion": "policy/v1", "kind": "Eviction",
-                            "metadata": {"name": decision.name, "namespace": decision.namespace}}
-    if delete_options:
-        body["deleteOptions"] = delete_options
-    kwargs: dict[str, Any] = {"_preload_content": False, "_request_timeout": client.auth.request_timeout_s}
-    if dry_run:
-        kwargs["dry_run"] = "All"
-
-    def once() -> Optional[EvictionRefusal]:
-        try:
-            client.core.create_namespaced_pod_eviction(decision.name, decision.namespace, body, **kwargs)
-            return None
-        except ApiException as exc:
-            refusal = parse_eviction_refusal(int(getattr(exc, "status", 0) or 0), getattr(exc, "body", None))
-            if refusal is not None and refusal.kind != "throttled":
-                return refusal
-            raise
-    return client.call("create", "pods/eviction", once)
-
-
-def delete_pod(client: Any, decision: PodDecision, grace_period_s: Optional[int], dry_run: bool) -> None:
-    """DELETE the pod (uid precondition); a 404 means it is already gone."""
-    body: dict[str, Any] = {"preconditions": {"uid": decision.uid}} if decision.uid else {}
-    kwargs: dict[str, Any] = {"_preload_content": False}
-    if grace_period_s is not None:
-        body["gracePeriodSeconds"] = grace_period_s
-        kwargs["grace_period_seconds"] = grace_period_s
-    if dry_run:
-        body["dryRun"] = ["All"]
-        kwargs["dry_run"] = "All"
-    client.call("delete", "pods", client.core.delete_namespaced_pod, decision.name, decision.namespace, body=body, **kwargs)
 
 
 class _NodeDrain:  # pylint: disable=too-many-instance-attributes
@@ -623,7 +476,7 @@ class _NodeDrain:  # pylint: disable=too-many-instance-attributes
         self.watch_restarts += 1
         if self.watch_restarts > MAX_WATCH_RESTARTS:
             raise K8sError(f"watch of pods on node {self.node} keeps failing ({self.watch_restarts} restarts): {err}",
-                           verb="watch", resource="pods")
+                           verb="watch", resource="pods", node=self.node)
         if err is not None:
             time.sleep(min(1.0, 0.05 * self.watch_restarts))
         pods, resource_version = list_node_pods(self.client, self.node)
@@ -691,34 +544,6 @@ def drain_nodes(client: Any, nodes: Sequence[str], options: DrainOptions) -> Dra
     return report
 
 
-def node_drain_from_params(params: dict[str, Any], check_mode: bool = False) -> DrainReport:
-    """Module adapter: validate, connect with the k8s_auth params, run :func:`drain_nodes`."""
-    from ansible_collections.dsxos.cluster.plugins.module_utils.kube.client import client_from_params  # pylint: disable=import-outside-toplevel
-    breaker = params.get("circuit_breaker")
-    extra = list(params.get("protected_namespaces_extra") or [])
-    for index, namespace in enumerate(extra):
-        validate_namespace(namespace, f"protected_namespaces_extra[{index}]")
-    policy = DrainPolicy.build(extra, gpu_pods_only=bool(params.get("gpu_pods_only")),
-                               delete_emptydir_data=bool(params.get("delete_emptydir_data")), force=bool(params.get("force")),
-                               protect_defaults=params.get("protect_default_namespaces", True) is not False)
-
-    def number(key: str, default: Any) -> Any:
-        value = params.get(key)
-        return default if value is None else value
-
-    options = DrainOptions(
-        reason=params.get("reason") or "", mode=params.get("mode") or "immediate", actor=params.get("actor") or "",
-        timeout_s=float(number("timeout_s", 600.0)), eviction_timeout_s=params.get("eviction_timeout_s"),
-        grace_period_s=params.get("grace_period_s"), policy=policy, check_mode=check_mode, dry_run=bool(params.get("dry_run")),
-        ignore_missing=bool(params.get("ignore_missing")), pdb_retry_s=float(number("pdb_retry_s", 1.0)),
-        pdb_retry_max_s=float(number("pdb_retry_max_s", 5.0)), eviction_workers=int(number("eviction_workers", 0)),
-        circuit_breaker=BreakerConfig.from_params(breaker) if breaker else None)
-    names = validate_nodes(params.get("nodes") or [])
-    options.validate()
-    with client_from_params(params) as client:
-        return drain_nodes(client, names, options)
-
-
 def _summarise(report: DrainReport, options: DrainOptions) -> None:
     bad = [r for r in report.results if r.status != DRAINED and not (r.status == NODE_MISSING and options.ignore_missing)]
     if bad:
@@ -731,5 +556,4 @@ def _summarise(report: DrainReport, options: DrainOptions) -> None:
         report.msg = f"{verb} {done} node(s) ({options.mode})"
 
 
-__all__ = ["DrainError", "DrainOptions", "DrainReport", "MODES", "NodeDrainResult", "PodOutcome", "QuarantineStateError",
-           "RetryScheduler", "delete_pod", "drain_nodes", "evict_pod", "list_node_pods", "node_drain_from_params"]
+__all__ = ["DrainError", "DrainOptions", "DrainReport", "MODES", "NodeDrainResult", "PodOutcome", "drain_nodes", "eviction_workers"]

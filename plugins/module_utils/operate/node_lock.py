@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Optional
 
 from ansible_collections.dsxos.cluster.plugins.module_utils.kube.client import (
-    K8sConflict, K8sError, K8sNotFound, KubeClient, client_from_params, ensure_namespace,
+    K8sConflict, K8sError, K8sNotFound, KubeClient, ensure_namespace,
 )
 from ansible_collections.dsxos.cluster.plugins.module_utils.kube.names import K8sInvalidName, validate_namespace, validate_node_name, validate_subdomain
 
@@ -220,7 +220,7 @@ class NodeLock:
                 return result
         raise K8sConflict(f"lease {self.req.namespace}/{self.req.lease_name}: still conflicting after {MAX_CONFLICT_RETRIES} "
                           "re-reads (another writer keeps changing it)", verb="update", resource="leases", name=self.req.lease_name,
-                          namespace=self.req.namespace, status=409)
+                          namespace=self.req.namespace, status=409, node=self.req.node)
 
     def acquire(self) -> dict[str, Any]:
         """Take (or renew) the lock, waiting up to ``wait_timeout_s`` for another holder's lease to end."""
@@ -240,7 +240,8 @@ class NodeLock:
                 raise NodeLockHeld(f"node {self.req.node} is locked by {holder!r} until {expires} (lease {self.req.namespace}/"
                                    f"{self.req.lease_name}, purpose {outcome['lease']['annotations'].get(ANN_PURPOSE, '')!r}, reason "
                                    f"{outcome['lease']['annotations'].get(ANN_REASON, '')!r}){suffix}", holder=holder, expires_at=expires,
-                                   verb="acquire", resource="leases", name=self.req.lease_name, namespace=self.req.namespace)
+                                   verb="acquire", resource="leases", name=self.req.lease_name, namespace=self.req.namespace,
+                                   node=self.req.node)
             pause = min(self.req.poll_interval_s, max(remaining, 0.0))
             self.sleep(pause)
             waited += pause
@@ -285,7 +286,7 @@ class NodeLock:
                 who = f"held by {view['holder']!r}" if view["holder"] else ("does not exist" if current is None else "is not held")
                 raise NodeLockNotHeld(f"cannot renew the lock on {self.req.node}: lease {self.req.namespace}/{self.req.lease_name} "
                                       f"{who}, not by {self.req.holder!r}", verb="renew", resource="leases", name=self.req.lease_name,
-                                      namespace=self.req.namespace)
+                                      namespace=self.req.namespace, node=self.req.node)
             spec = dict((current or {}).get("spec") or {}, leaseDurationSeconds=self.req.duration_s, renewTime=format_micro_time(now))
             annotations: dict[str, Optional[str]] = {}
             if self.req.reason:
@@ -334,7 +335,8 @@ class NodeLock:
             self.client.call("get", "nodes", self.client.core.read_node, self.req.node)
         except K8sNotFound:
             raise K8sNotFound(f"node {self.req.node} not found: no lock taken", verb="get", resource="nodes",
-                              name=self.req.node, status=404, reason="NotFound", server=self.client.server) from None
+                              name=self.req.node, status=404, reason="NotFound", server=self.client.server,
+                              node=self.req.node) from None
 
     def run(self) -> dict[str, Any]:
         """Dispatch on ``state``."""
@@ -345,12 +347,3 @@ class NodeLock:
         if self.req.state == "renew":
             return self.renew()
         return self.release()
-
-
-def run_node_lock(params: Mapping[str, Any], check_mode: bool = False) -> dict[str, Any]:
-    """Module entry point: connection options + node, holder, state, namespace, duration_s, purpose, reason, wait_timeout_s, force."""
-    request = validate_request(params)
-    with client_from_params(params) as client:
-        result = NodeLock(client, request, check_mode=check_mode).run()
-        result["api_calls"] = dict(client.stats)
-    return result

@@ -306,23 +306,6 @@ def _run_with_breaker(client: Any, pool: ThreadPoolExecutor, names: list[str], r
     return list(pool.map(finish, names))
 
 
-def node_quarantine_from_params(params: dict[str, Any], check_mode: bool = False) -> QuarantineReport:
-    """Module adapter: connect with the k8s_auth params and run :func:`run_node_action`."""
-    from ansible_collections.dsxos.cluster.plugins.module_utils.kube.client import client_from_params  # pylint: disable=import-outside-toplevel
-    breaker = params.get("circuit_breaker")
-    options = QuarantineOptions(
-        action=params["action"], reason=params.get("reason"), actor=params.get("actor") or "", taints=params.get("taints") or (),
-        labels=params.get("labels"), check_mode=check_mode, dry_run=bool(params.get("dry_run")),
-        ignore_missing=bool(params.get("ignore_missing")), fail_on_refused=bool(params.get("fail_on_refused")),
-        conflict_retries=int(params.get("conflict_retries") if params.get("conflict_retries") is not None else DEFAULT_CONFLICT_RETRIES),
-        history_limit=int(params.get("history_limit") or 20),
-        circuit_breaker=BreakerConfig.from_params(breaker) if breaker else None)
-    names = validate_nodes(params.get("nodes") or [])
-    build_request(options, "")
-    with client_from_params(params) as client:
-        return run_node_action(client, names, options)
-
-
 def _summarise(report: QuarantineReport, options: QuarantineOptions) -> None:
     problems = []
     failed = report.names(FAILED)
@@ -346,4 +329,4 @@ def _summarise(report: QuarantineReport, options: QuarantineOptions) -> None:
 
 
 __all__ = ["NodeActionResult", "QuarantineOptions", "QuarantineReport", "Taint", "append_history", "apply_to_node", "build_request", "default_actor",
-           "node_quarantine_from_params", "read_node", "run_node_action", "validate_nodes"]
+           "read_node", "run_node_action", "validate_nodes"]

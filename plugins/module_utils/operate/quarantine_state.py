@@ -180,7 +180,7 @@ class QuarantineRecord:  # pylint: disable=too-many-instance-attributes
                        reason=str(data.get("reason") or ""), actor=str(data.get("actor") or ""), since=str(data.get("since") or ""))
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             raise QuarantineStateError(f"node {node}: annotation {ANN_PRIOR} is not a valid quarantine record ({exc}): {text[:200]!r}",
-                                       resource="nodes", name=node) from exc
+                                       resource="nodes", name=node, node=node) from exc
 
 
 @dataclass

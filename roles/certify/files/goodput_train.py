@@ -22,8 +22,8 @@ Every event is one line on the log file (and stdout)::
 
 with events ``start``, ``resume_begin``, ``resume_end step=``, ``step step= samples= step_time= loss=``,
 ``checkpoint_begin step=``, ``checkpoint_end step= bytes=``, ``interrupt step=``, ``save_begin step=``,
-``save_end step= bytes=``, ``end steps=`` and ``error message=``.  The ``dsxos`` regex profile of
-``plugins/module_utils/certify/goodput.py`` parses them (docs/certify-goodput.md).
+``save_end step= bytes=``, ``end steps=`` and ``error message=``.  The ``dsxos`` regex profile
+(``plugins/module_utils/certify/goodput_profiles.py``) parses them (docs/certify-goodput.md).
 
 Exit status: 0 done, 75 interrupted on purpose, 2 bad arguments, 3 rendezvous or training failure.
 """

@@ -1,13 +1,11 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, dsxos.cluster contributors
 # Apache License 2.0 (see LICENSE)
-"""Runners that launch the group tests of a certification round.
+"""The Kubernetes runner: the group tests of a certification round as Jobs.
 
-A runner has one method, ``run_tests(tests, collective) -> {test_id: RunOutput}``; the tests of one
-call share no node, so all of them may run at the same time (``max_parallel`` caps it).
+A runner has one method, ``run_tests(tests, collective) -> {test_id: RunOutput}``; the tests of one call share no
+node, so all of them may run at the same time (``max_parallel`` caps it).
 
-* :class:`HostsRunner` - inventory hosts over SSH: one ``mpirun`` per group test, built and run
-  by :mod:`nccl_runner` (``MpiLaunch`` / ``run_groups``).
 * :class:`KubernetesRunner` - one ``batch/v1`` Job per group test, pinned to the test's nodes:
 
   - a single-node test is a plain Job whose pod has ``nodeSelector: kubernetes.io/hostname``;
@@ -26,6 +24,8 @@ call share no node, so all of them may run at the same time (``max_parallel`` ca
     reported ``timed_out``, with the scheduling state of its pods as the explanation;
   - the output is the launcher pod's log (``pods/log``); failed worker pods add their exit code and
     log tail to ``stderr``.
+
+:func:`k8s_nodes` lists the nodes a certification targets when the playbook names none.
 """
 from __future__ import annotations
 
@@ -37,13 +37,11 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from ansible_collections.dsxos.cluster.plugins.module_utils.certify.nccl_rounds import (
-    SCALES, CertifyError, CertifyNode, RunOutput, certify_nccl, nodes_from_params, validate_config)
-from ansible_collections.dsxos.cluster.plugins.module_utils.kube.client import K8S_AUTH_SPEC, client_from_params
+from ansible_collections.dsxos.cluster.plugins.module_utils.certify.errors import CertifyError
+from ansible_collections.dsxos.cluster.plugins.module_utils.certify.nccl_rounds import CertifyNode, RunOutput
+from ansible_collections.dsxos.cluster.plugins.module_utils.certify.topology_grouping import natural_key, node_info_from_k8s
 from ansible_collections.dsxos.cluster.plugins.module_utils.kube.errors import K8sApiError, K8sConflict, K8sError, K8sNotFound
 from ansible_collections.dsxos.cluster.plugins.module_utils.kube.names import validate_label_selector
-from ansible_collections.dsxos.cluster.plugins.module_utils.certify.nccl_thresholds import load_thresholds_file
-from ansible_collections.dsxos.cluster.plugins.module_utils.certify.topology_grouping import group_nodes, natural_key, node_info_from_k8s
 
 MANAGED_BY = "dsxos.cluster"
 LABEL_RUN = "dsxos.io/certify-run"
@@ -67,88 +65,6 @@ def _collective_binary(collective: str, template: str) -> str:
     return template.replace("{collective}", collective)
 
 
-# ---------------------------------------------------------------------------- hosts (SSH + mpirun)
-class HostsRunner:
-    """Group tests over inventory hosts with ``mpirun`` (see :mod:`nccl_runner`).
-
-    ``addresses`` maps node name -> address to connect to (defaults to the name); ``launch`` holds the
-    :class:`nccl_runner.MpiLaunch` fields shared by every test (binary directory, mpirun path, ssh options,
-    extra mpirun/test arguments, environment, ``timeout_s``...).  ``run_groups`` is injectable for tests.
-    """
-
-    def __init__(self, addresses: Mapping[str, Optional[str]], launch: Optional[Mapping[str, Any]] = None,
-                 max_parallel: int = 0, run_groups: Optional[Callable[..., Dict[str, Any]]] = None,
-                 spec_factory: Optional[Callable[..., Any]] = None) -> None:
-        self.addresses = {name: (addr or name) for name, addr in addresses.items()}
-        self.launch = dict(launch or {})
-        self.max_parallel = max_parallel
-        self._run_groups = run_groups
-        self._spec_factory = spec_factory
-
-    def _backend(self) -> Tuple[Callable[..., Dict[str, Any]], Callable[..., Any]]:
-        if self._run_groups is not None and self._spec_factory is not None:
-            return self._run_groups, self._spec_factory
-        try:
-            from ansible_collections.dsxos.cluster.plugins.module_utils.certify import nccl_runner  # pylint: disable=import-outside-toplevel
-        except ImportError as err:
-            raise CertifyError("the hosts runner needs plugins/module_utils/certify/nccl_runner.py: %s" % err,
-                               field="runner", value="hosts") from None
-        return (self._run_groups or nccl_runner.run_groups), (self._spec_factory or nccl_spec_factory(nccl_runner))
-
-    def run_tests(self, tests: Sequence[Any], collective: str) -> Dict[str, Any]:
-        run_groups, factory = self._backend()
-        specs = {}
-        for test in tests:
-            hosts = [self.addresses.get(n, n) for n in test.nodes]
-            specs[test.id] = factory(hosts=hosts, collective=collective, options=self.launch)
-        parallel = self.max_parallel if self.max_parallel and self.max_parallel > 0 else max(1, len(specs))
-        return run_groups(specs, max_parallel=parallel)
-
-
-def nccl_spec_factory(module: Any) -> Callable[..., Any]:
-    """A factory building ``module.MpiLaunch`` from hosts, the collective and the shared launch options.
-
-    ``options`` holds ``MpiLaunch`` fields (``binary_dir``, ``slots_per_host``, ``env``, ``launcher_env``,
-    ``mpirun``, ``mpirun_args``, ``allow_run_as_root``, ``oversubscribe``, ``tag_output``, ``timeout_s``);
-    ``args`` may be a mapping of ``NcclTestArgs`` fields.  Unknown keys raise :class:`CertifyError`.
-    """
-    launch_cls = getattr(module, "MpiLaunch")
-    args_cls = getattr(module, "NcclTestArgs", None)
-    fields = set(getattr(launch_cls, "__dataclass_fields__", {})) - {"hosts", "collective"}
-    arg_fields = set(getattr(args_cls, "__dataclass_fields__", {}))
-
-    def build(hosts: List[str], collective: str, options: Mapping[str, Any]) -> Any:
-        kwargs: Dict[str, Any] = {}
-        for key, value in options.items():
-            if value is None:
-                continue
-            if fields and key not in fields:
-                raise CertifyError("unknown mpirun option (allowed: %s)" % ", ".join(sorted(fields)),
-                                   field="mpirun.%s" % key, value=value)
-            if key == "args" and isinstance(value, Mapping) and args_cls is not None:
-                unknown = sorted(set(value) - arg_fields)
-                if unknown:
-                    raise CertifyError("unknown nccl-tests argument (allowed: %s)" % ", ".join(sorted(arg_fields)),
-                                       field="mpirun.args.%s" % unknown[0], value=value[unknown[0]])
-                value = args_cls(**{k: v for k, v in value.items() if v is not None})
-            kwargs[key] = value
-        if "binary_dir" in fields and not kwargs.get("binary_dir"):
-            raise CertifyError("the hosts runner needs the directory of the nccl-tests binaries",
-                               field="mpirun.binary_dir", value=kwargs.get("binary_dir"))
-        return launch_cls(hosts=list(hosts), collective=collective, **kwargs)
-
-    return build
-
-
-def validate_hosts_launch(launch: Mapping[str, Any], collectives: Sequence[str]) -> None:
-    """Build and render one launch per collective so a bad ``mpirun`` option fails before any test runs."""
-    from ansible_collections.dsxos.cluster.plugins.module_utils.certify import nccl_runner  # pylint: disable=import-outside-toplevel
-    factory = nccl_spec_factory(nccl_runner)
-    for collective in collectives:
-        nccl_runner.build_mpirun_command(factory(hosts=["127.0.0.1", "127.0.0.2"], collective=collective, options=launch))
-
-
-# ---------------------------------------------------------------------------- kubernetes
 @dataclass
 class KubeRunnerOptions:  # pylint: disable=too-many-instance-attributes
     """How group tests become Jobs (see :func:`kube_options_from_params`)."""
@@ -182,7 +98,7 @@ def _str_list(value: Any, where: str) -> Tuple[str, ...]:
     return tuple(value)
 
 
-def _positive(value: Any, where: str, kind: type, minimum: float) -> Any:
+def positive_number(value: Any, where: str, kind: type, minimum: float) -> Any:
     if isinstance(value, bool):
         raise CertifyError("must be a number", field=where, value=value)
     try:
@@ -205,8 +121,8 @@ def kube_options_from_params(params: Mapping[str, Any], timeout_s: float = 1800.
     image = params.get("image")
     if not isinstance(image, str) or not image.strip():
         raise CertifyError("the kubernetes runner needs a container image with nccl-tests", field="kubernetes.image", value=image)
-    opts = KubeRunnerOptions(image=image.strip(), timeout_s=_positive(timeout_s, "timeout_s", float, 1.0),
-                             max_parallel=_positive(max_parallel or 0, "max_parallel", int, 0))
+    opts = KubeRunnerOptions(image=image.strip(), timeout_s=positive_number(timeout_s, "timeout_s", float, 1.0),
+                             max_parallel=positive_number(max_parallel or 0, "max_parallel", int, 0))
     namespace = params.get("namespace") or DEFAULT_NAMESPACE
     if not isinstance(namespace, str) or not re.match(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$", namespace):
         raise CertifyError("namespace must be an RFC 1123 label", field="kubernetes.namespace", value=namespace)
@@ -218,7 +134,7 @@ def kube_options_from_params(params: Mapping[str, Any], timeout_s: float = 1800.
     if params.get("args") is not None:
         opts.args = _str_list(params["args"], "kubernetes.args")
     if params.get("gpus_per_node") is not None:
-        opts.gpus_per_node = _positive(params["gpus_per_node"], "kubernetes.gpus_per_node", int, 0)
+        opts.gpus_per_node = positive_number(params["gpus_per_node"], "kubernetes.gpus_per_node", int, 0)
     if params.get("gpu_resource"):
         opts.gpu_resource = str(params["gpu_resource"])
     if params.get("host_network") is not None:
@@ -242,9 +158,9 @@ def kube_options_from_params(params: Mapping[str, Any], timeout_s: float = 1800.
     if params.get("image_pull_secrets") is not None:
         opts.image_pull_secrets = _str_list(params["image_pull_secrets"], "kubernetes.image_pull_secrets")
     if params.get("poll_s") is not None:
-        opts.poll_s = _positive(params["poll_s"], "kubernetes.poll_s", float, 0.05)
+        opts.poll_s = positive_number(params["poll_s"], "kubernetes.poll_s", float, 0.05)
     if params.get("ttl_s") is not None:
-        opts.ttl_s = _positive(params["ttl_s"], "kubernetes.ttl_s", int, 0)
+        opts.ttl_s = positive_number(params["ttl_s"], "kubernetes.ttl_s", int, 0)
     if params.get("keep_jobs") is not None:
         opts.keep_jobs = bool(params["keep_jobs"])
     if params.get("binary_template"):
@@ -559,31 +475,6 @@ class KubernetesRunner:
         return outputs
 
 
-# ---------------------------------------------------------------------------- module entry point
-CERTIFY_NCCL_SPEC: Dict[str, Any] = dict(K8S_AUTH_SPEC)
-CERTIFY_NCCL_SPEC.update(
-    runner={"type": "str", "default": "hosts", "choices": ["hosts", "kubernetes"]},
-    nodes={"type": "list", "elements": "raw"},
-    node_selector={"type": "str"},
-    collectives={"type": "list", "elements": "str", "default": ["all_reduce"]},
-    scale={"type": "str", "default": "diagnose", "choices": list(SCALES)},
-    diagnose_on_failure={"type": "bool", "default": True},
-    thresholds={"type": "dict"},
-    thresholds_file={"type": "path"},
-    accelerator={"type": "str"},
-    isolation={"type": "dict", "default": {}},
-    timeout_s={"type": "float", "default": 1800.0},
-    max_parallel={"type": "int", "default": 0},
-    mpirun={"type": "dict"},
-    kubernetes={"type": "dict"},
-    create_namespace={"type": "bool", "default": True},
-    large_message_bytes={"type": "int"},
-    ignore_warn_patterns={"type": "list", "elements": "str", "default": []},
-    validate_only={"type": "bool", "default": False},
-    return_tests={"type": "bool", "default": True},
-)
-
-
 def k8s_nodes(client: Any, selector: Optional[str]) -> List[CertifyNode]:
     """Kubernetes nodes matching ``selector`` as :class:`CertifyNode` (labels, cordon and readiness from the API)."""
     kwargs: Dict[str, Any] = {"_preload_content": False}
@@ -605,94 +496,3 @@ def k8s_nodes(client: Any, selector: Optional[str]) -> List[CertifyNode]:
         info = node_info_from_k8s(item)
         out.append(CertifyNode(name=info.name, labels=dict(info.labels), cordoned=info.cordoned, ready=info.ready))
     return sorted(out, key=lambda n: natural_key(n.name))
-
-
-def _thresholds(params: Mapping[str, Any]) -> Any:
-    if params.get("thresholds_file") and params.get("thresholds"):
-        raise CertifyError("give thresholds or thresholds_file, not both", field="thresholds_file",
-                           value=params["thresholds_file"])
-    if params.get("thresholds_file"):
-        return load_thresholds_file(params["thresholds_file"])
-    return params.get("thresholds")
-
-
-def run_certify_nccl(params: Mapping[str, Any], check_mode: bool = False,
-                     progress: Optional[Callable[[str, Dict[str, Any]], None]] = None,
-                     client_factory: Optional[Callable[[Mapping[str, Any]], Any]] = None) -> Dict[str, Any]:
-    """The ``certify_nccl`` module: validate, list/accept nodes, build the runner, run :func:`certify_nccl`.
-
-    Bad input raises (:class:`CertifyError`, ``ThresholdConfigError``, ...: all :class:`DsxosError`);
-    Kubernetes access failures come back as ``failed`` with the message.  ``validate_only`` stops after the
-    validation and returns the normalised configuration; check mode also plans the grouping.
-    """
-    config = validate_config({"collectives": params.get("collectives"), "thresholds": _thresholds(params),
-                              "isolation": params.get("isolation"), "scale": params.get("scale"),
-                              "diagnose_on_failure": params.get("diagnose_on_failure"),
-                              "accelerator": params.get("accelerator"),
-                              "large_message_bytes": params.get("large_message_bytes"),
-                              "ignore_warn_patterns": params.get("ignore_warn_patterns")})
-    runner_kind = params.get("runner") or "hosts"
-    timeout_s = _positive(params.get("timeout_s") if params.get("timeout_s") is not None else 1800.0, "timeout_s", float, 1.0)
-    max_parallel = _positive(params.get("max_parallel") or 0, "max_parallel", int, 0)
-    validate_only = bool(params.get("validate_only"))
-    nodes: List[CertifyNode] = []
-    if params.get("nodes") is not None:
-        nodes = nodes_from_params(params["nodes"])
-    launch: Dict[str, Any] = {}
-    kube_opts: Optional[KubeRunnerOptions] = None
-    if runner_kind == "hosts":
-        if params.get("node_selector"):
-            raise CertifyError("node_selector needs runner: kubernetes (the hosts runner takes nodes)", field="node_selector",
-                               value=params["node_selector"])
-        if params.get("nodes") is None and not validate_only:
-            raise CertifyError("empty target: the hosts runner needs nodes", field="nodes", value=None)
-        launch = dict(params.get("mpirun") or {})
-        launch.setdefault("timeout_s", timeout_s)
-        if params.get("mpirun") is not None or not validate_only:
-            validate_hosts_launch(launch, config.collectives)
-    elif params.get("kubernetes") is not None or not validate_only:
-        kube_opts = kube_options_from_params(params.get("kubernetes") or {}, timeout_s=timeout_s, max_parallel=max_parallel)
-    base = {"changed": False, "config": config.to_dict(), "runner": runner_kind}
-    try:
-        client = None
-        if runner_kind == "kubernetes":
-            client = (client_factory or client_from_params)(params)
-            if params.get("nodes") is None:
-                nodes = k8s_nodes(client, params.get("node_selector"))
-                if not nodes:
-                    raise CertifyError("empty target: no Kubernetes node matches the node selector", field="node_selector",
-                                       value=params.get("node_selector") or "")
-            if kube_opts is not None:
-                hostnames = {n.name: n.labels[HOSTNAME_LABEL] for n in nodes if n.labels.get(HOSTNAME_LABEL)}
-                hostnames.update(kube_opts.node_hostnames)
-                kube_opts.node_hostnames = hostnames
-        if validate_only:
-            base.update(msg="configuration is valid", nodes_given=[n.name for n in nodes])
-            return base
-        if check_mode:
-            grouping = group_nodes([n.node_info() for n in nodes], config.isolation.grouping)
-            base.update(skipped=True, msg="check mode: no test was run", grouping=grouping.to_dict(),
-                        nodes_given=[n.name for n in nodes])
-            return base
-        if runner_kind == "kubernetes":
-            if kube_opts is None:
-                raise CertifyError("the kubernetes runner needs its Job options", field="kubernetes", value=None)
-            runner: Any = KubernetesRunner(client, kube_opts)
-            if params.get("create_namespace", True):
-                runner.ensure_namespace()
-        else:
-            runner = HostsRunner({n.name: n.address for n in nodes}, launch, max_parallel=max_parallel)
-        result = certify_nccl(nodes, config, runner, progress=progress).to_dict()
-    except K8sError as err:
-        base.update(failed=True, msg=str(err), error=err.to_dict())
-        return base
-    if not params.get("return_tests", True):
-        result["tests"] = []
-    base.update(result)
-    base["msg"] = result["summary"]
-    if runner_kind == "kubernetes":
-        base["jobs"] = {"namespace": kube_opts.namespace, "run_id": kube_opts.run_id,  # type: ignore[union-attr]
-                        "created": len(runner.jobs_created), "deleted": len(runner.jobs_deleted)}
-        if client is not None:
-            base["api_calls"] = dict(client.stats)
-    return base

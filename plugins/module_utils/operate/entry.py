@@ -1,0 +1,208 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, dsxos.cluster contributors
+# Apache License 2.0 (see LICENSE)
+"""Entry points of the Operate phase node actions, one :class:`EntryPoint` per module.
+
+``NODE_QUARANTINE``, ``CIRCUIT_BREAKER``, ``NODE_DRAIN`` and ``NODE_LOCK`` carry each module's argument spec (the one
+copy; the modules' DOCUMENTATION and the ``dsxos.cluster.circuit_breaker`` doc fragment describe exactly it) and its
+``run(params, check_mode, diff) -> dict``. A run validates every input before any API call (node names as RFC 1123
+subdomains, options naming themselves), raises domain errors (:class:`~..common.errors.DsxosError` subclasses) for bad
+input, and returns the module's result (with ``failed`` when a node action failed); it never touches AnsibleModule.
+"""
+from __future__ import annotations
+
+from typing import Any, Dict, Mapping
+
+from ansible_collections.dsxos.cluster.plugins.module_utils.common.entry import EntryPoint
+from ansible_collections.dsxos.cluster.plugins.module_utils.kube.client import K8S_AUTH_SPEC, client_from_params, require_kubernetes
+from ansible_collections.dsxos.cluster.plugins.module_utils.kube.names import validate_namespace, validate_node_name
+from ansible_collections.dsxos.cluster.plugins.module_utils.operate.circuit_breaker import (
+    DEFAULT_GPU_SELECTOR, DEFAULT_NAME, DEFAULT_NAMESPACE, BreakerConfig, run_circuit_breaker,
+)
+from ansible_collections.dsxos.cluster.plugins.module_utils.operate.drain_policy import DrainPolicy
+from ansible_collections.dsxos.cluster.plugins.module_utils.operate.node_drain import MODES, DrainOptions, drain_nodes
+from ansible_collections.dsxos.cluster.plugins.module_utils.operate.node_lock import NodeLock, validate_request
+from ansible_collections.dsxos.cluster.plugins.module_utils.operate.node_quarantine import (
+    DEFAULT_CONFLICT_RETRIES, QuarantineOptions, build_request, run_node_action, validate_nodes,
+)
+from ansible_collections.dsxos.cluster.plugins.module_utils.operate.quarantine_state import ACTIONS, TAINT_EFFECTS, default_actor
+
+# ---------------------------------------------------------------------------------------------------- specs
+
+#: The breaker's settings: top level in the circuit_breaker module (doc fragment ``dsxos.cluster.circuit_breaker.settings``)
+#: and inside the ``circuit_breaker`` option of the node actions (``BREAKER_OPTION_SPEC``, doc fragment
+#: ``dsxos.cluster.circuit_breaker``). The doc fragment documents exactly these, once.
+BREAKER_SETTINGS_SPEC: Dict[str, Any] = dict(
+    namespace=dict(type="str", default=DEFAULT_NAMESPACE),
+    name=dict(type="str", default=DEFAULT_NAME),
+    max_fraction=dict(type="float", default=0.1),
+    max_nodes=dict(type="int", default=10),
+    window_s=dict(type="float", default=3600.0),
+    gpu_node_selector=dict(type="str", default=DEFAULT_GPU_SELECTOR),
+)
+BREAKER_OPTION_SPEC: Dict[str, Any] = dict(type="dict", options=dict(enabled=dict(type="bool", default=True), **BREAKER_SETTINGS_SPEC))
+
+NODE_QUARANTINE_SPEC: Dict[str, Any] = dict(
+    K8S_AUTH_SPEC,
+    nodes=dict(type="list", elements="str", required=True),
+    action=dict(type="str", required=True, choices=list(ACTIONS)),
+    reason=dict(type="str"),
+    actor=dict(type="str"),
+    taints=dict(type="list", elements="dict", default=[], options=dict(
+        key=dict(type="str", required=True, no_log=False),
+        value=dict(type="str"),
+        effect=dict(type="str", choices=list(TAINT_EFFECTS)),
+    )),
+    labels=dict(type="dict"),
+    dry_run=dict(type="bool", default=False),
+    ignore_missing=dict(type="bool", default=False),
+    fail_on_refused=dict(type="bool", default=False),
+    conflict_retries=dict(type="int", default=DEFAULT_CONFLICT_RETRIES),
+    history_limit=dict(type="int", default=20),
+    circuit_breaker=BREAKER_OPTION_SPEC,
+)
+
+CIRCUIT_BREAKER_SPEC: Dict[str, Any] = dict(
+    K8S_AUTH_SPEC,
+    action=dict(type="str", default="status", choices=["check", "record", "reset", "status"]),
+    nodes=dict(type="list", elements="str", default=[]),
+    reason=dict(type="str"),
+    actor=dict(type="str"),
+    **BREAKER_SETTINGS_SPEC,
+)
+
+NODE_DRAIN_SPEC: Dict[str, Any] = dict(
+    K8S_AUTH_SPEC,
+    nodes=dict(type="list", elements="str", required=True),
+    reason=dict(type="str", required=True),
+    actor=dict(type="str"),
+    mode=dict(type="str", default="immediate", choices=list(MODES)),
+    timeout_s=dict(type="float", default=600.0),
+    eviction_timeout_s=dict(type="float"),
+    grace_period_s=dict(type="int"),
+    gpu_pods_only=dict(type="bool", default=False),
+    protected_namespaces_extra=dict(type="list", elements="str", default=[]),
+    protect_default_namespaces=dict(type="bool", default=True),
+    delete_emptydir_data=dict(type="bool", default=False),
+    force=dict(type="bool", default=False),
+    dry_run=dict(type="bool", default=False),
+    ignore_missing=dict(type="bool", default=False),
+    pdb_retry_s=dict(type="float", default=1.0),
+    pdb_retry_max_s=dict(type="float", default=5.0),
+    eviction_workers=dict(type="int", default=0),
+    circuit_breaker=BREAKER_OPTION_SPEC,
+)
+
+NODE_LOCK_SPEC: Dict[str, Any] = dict(
+    K8S_AUTH_SPEC,
+    node=dict(type="str", required=True),
+    holder=dict(type="str", required=True),
+    state=dict(type="str", choices=["acquire", "renew", "release"], default="acquire"),
+    namespace=dict(type="str", default=DEFAULT_NAMESPACE),
+    duration_s=dict(type="int", default=900),
+    purpose=dict(type="str", default=""),
+    reason=dict(type="str", default=""),
+    wait_timeout_s=dict(type="float", default=0.0),
+    poll_interval_s=dict(type="float", default=2.0),
+    force=dict(type="bool", default=False),
+)
+
+# ---------------------------------------------------------------------------------------------------- runs
+
+
+def _breaker(params: Mapping[str, Any]) -> Any:
+    breaker = params.get("circuit_breaker")
+    return BreakerConfig.from_params(breaker) if breaker else None
+
+
+def _number(params: Mapping[str, Any], key: str, default: Any) -> Any:
+    value = params.get(key)
+    return default if value is None else value
+
+
+def quarantine_options_from_params(params: Mapping[str, Any], check_mode: bool = False) -> QuarantineOptions:
+    """Validated :class:`QuarantineOptions` from the module's params (a taint's ``None`` fields, filled in by Ansible, dropped)."""
+    taints = [{k: v for k, v in dict(t).items() if v is not None} if isinstance(t, Mapping) else t for t in params.get("taints") or ()]
+    options = QuarantineOptions(
+        action=params["action"], reason=params.get("reason"), actor=params.get("actor") or "", taints=taints,
+        labels=params.get("labels"), check_mode=check_mode, dry_run=bool(params.get("dry_run")),
+        ignore_missing=bool(params.get("ignore_missing")), fail_on_refused=bool(params.get("fail_on_refused")),
+        conflict_retries=int(_number(params, "conflict_retries", DEFAULT_CONFLICT_RETRIES)),
+        history_limit=int(params.get("history_limit") or 20), circuit_breaker=_breaker(params))
+    build_request(options, "")
+    return options
+
+
+def node_quarantine_from_params(params: Mapping[str, Any], check_mode: bool = False, diff: bool = False) -> Dict[str, Any]:
+    """``node_quarantine``: validate, connect with the k8s_auth params, :func:`run_node_action`; ``diff`` adds the diff."""
+    require_kubernetes()
+    names = validate_nodes(params.get("nodes") or [])
+    options = quarantine_options_from_params(params, check_mode)
+    with client_from_params(params) as client:
+        report = run_node_action(client, names, options)
+    result = report.to_dict()
+    if diff:
+        result["diff"] = report.diff()
+    return result
+
+
+def circuit_breaker_from_params(params: Mapping[str, Any], check_mode: bool = False, diff: bool = False) -> Dict[str, Any]:  # pylint: disable=unused-argument
+    """``circuit_breaker``: validate, connect with the k8s_auth params, :func:`run_circuit_breaker`."""
+    require_kubernetes()
+    config = BreakerConfig.from_params({k: params.get(k) for k in BREAKER_SETTINGS_SPEC}, where="options")
+    nodes = [validate_node_name(n, f"nodes[{i}]") for i, n in enumerate(params.get("nodes") or [])]
+    actor = params.get("actor") or default_actor()
+    with client_from_params(params) as client:
+        return run_circuit_breaker(client, params.get("action") or "status", config, nodes, params.get("reason") or "", actor, check_mode)
+
+
+def drain_options_from_params(params: Mapping[str, Any], check_mode: bool = False) -> DrainOptions:
+    """Validated :class:`DrainOptions` from the module's params."""
+    extra = list(params.get("protected_namespaces_extra") or [])
+    for index, namespace in enumerate(extra):
+        validate_namespace(namespace, f"protected_namespaces_extra[{index}]")
+    policy = DrainPolicy.build(extra, gpu_pods_only=bool(params.get("gpu_pods_only")),
+                               delete_emptydir_data=bool(params.get("delete_emptydir_data")), force=bool(params.get("force")),
+                               protect_defaults=params.get("protect_default_namespaces", True) is not False)
+    options = DrainOptions(
+        reason=params.get("reason") or "", mode=params.get("mode") or "immediate", actor=params.get("actor") or "",
+        timeout_s=float(_number(params, "timeout_s", 600.0)), eviction_timeout_s=params.get("eviction_timeout_s"),
+        grace_period_s=params.get("grace_period_s"), policy=policy, check_mode=check_mode, dry_run=bool(params.get("dry_run")),
+        ignore_missing=bool(params.get("ignore_missing")), pdb_retry_s=float(_number(params, "pdb_retry_s", 1.0)),
+        pdb_retry_max_s=float(_number(params, "pdb_retry_max_s", 5.0)), eviction_workers=int(_number(params, "eviction_workers", 0)),
+        circuit_breaker=_breaker(params))
+    options.validate()
+    return options
+
+
+def node_drain_from_params(params: Mapping[str, Any], check_mode: bool = False, diff: bool = False) -> Dict[str, Any]:  # pylint: disable=unused-argument
+    """``node_drain``: validate, connect with the k8s_auth params, :func:`drain_nodes`."""
+    require_kubernetes()
+    names = validate_nodes(params.get("nodes") or [])
+    options = drain_options_from_params(params, check_mode)
+    with client_from_params(params) as client:
+        return drain_nodes(client, names, options).to_dict()
+
+
+def run_node_lock(params: Mapping[str, Any], check_mode: bool = False, diff: bool = False) -> Dict[str, Any]:  # pylint: disable=unused-argument
+    """``node_lock``: connection options + node, holder, state, namespace, duration_s, purpose, reason, wait_timeout_s,
+    poll_interval_s, force."""
+    require_kubernetes()
+    request = validate_request(params)
+    with client_from_params(params) as client:
+        result = NodeLock(client, request, check_mode=check_mode).run()
+        result["api_calls"] = dict(client.stats)
+    return result
+
+
+# ---------------------------------------------------------------------------------------------------- entry points
+
+NODE_QUARANTINE = EntryPoint(name="node_quarantine", doing="acting on nodes", spec=NODE_QUARANTINE_SPEC, run=node_quarantine_from_params)
+CIRCUIT_BREAKER = EntryPoint(name="circuit_breaker", doing="consulting the circuit breaker", spec=CIRCUIT_BREAKER_SPEC,
+                             run=circuit_breaker_from_params)
+NODE_DRAIN = EntryPoint(name="node_drain", doing="draining nodes", spec=NODE_DRAIN_SPEC, run=node_drain_from_params)
+NODE_LOCK = EntryPoint(name="node_lock", doing="handling a node lock", spec=NODE_LOCK_SPEC, run=run_node_lock)
+
+__all__ = ["BREAKER_OPTION_SPEC", "BREAKER_SETTINGS_SPEC", "CIRCUIT_BREAKER", "NODE_DRAIN", "NODE_LOCK", "NODE_QUARANTINE",
+           "circuit_breaker_from_params", "drain_options_from_params", "node_drain_from_params", "node_quarantine_from_params",
+           "quarantine_options_from_params", "run_node_lock"]

@@ -1,0 +1,105 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, dsxos.cluster contributors
+# Apache License 2.0 (see LICENSE)
+"""Sending evictions and deletions: :class:`RetryScheduler` (a worker pool plus one timer thread, so a backoff never holds a
+worker), :func:`evict_pod` (POST pods/eviction once; a refusal by a PodDisruptionBudget is returned as an
+:class:`~.drain_policy.EvictionRefusal`, not raised) and :func:`delete_pod` (DELETE with a uid precondition).
+"""
+from __future__ import annotations
+
+import heapq
+import itertools
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Callable, Optional
+
+from ansible_collections.dsxos.cluster.plugins.module_utils.kube.client import ApiException
+from ansible_collections.dsxos.cluster.plugins.module_utils.operate.drain_policy import EvictionRefusal, PodDecision, parse_eviction_refusal
+
+
+class RetryScheduler:
+    """Runs callables on a worker pool, now or after a delay (one timer thread, a heap), so backoff never holds a worker."""
+
+    def __init__(self, workers: int) -> None:
+        self.pool = ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="dsxos-evict")
+        self._heap: list[tuple[float, int, Callable[[], None]]] = []
+        self._seq = itertools.count()
+        self._cond = threading.Condition()
+        self._closed = False
+        self._timer = threading.Thread(target=self._loop, name="dsxos-evict-timer", daemon=True)
+        self._timer.start()
+
+    def submit(self, job: Callable[[], None], delay_s: float = 0.0) -> None:
+        """Run ``job`` on the pool after ``delay_s`` seconds."""
+        if delay_s <= 0:
+            self.pool.submit(job)
+            return
+        with self._cond:
+            heapq.heappush(self._heap, (time.monotonic() + delay_s, next(self._seq), job))
+            self._cond.notify()
+
+    def _loop(self) -> None:
+        while True:
+            with self._cond:
+                while not self._closed and (not self._heap or self._heap[0][0] > time.monotonic()):
+                    timeout = None if not self._heap else max(0.0, self._heap[0][0] - time.monotonic())
+                    self._cond.wait(timeout)
+                if self._closed:
+                    return
+                dummy_due, dummy_seq, job = heapq.heappop(self._heap)
+            self.pool.submit(job)
+
+    def close(self) -> None:
+        """Stop the timer and wait for running jobs."""
+        with self._cond:
+            self._closed = True
+            self._cond.notify()
+        self._timer.join(timeout=5)
+        self.pool.shutdown(wait=True)
+
+
+def evict_pod(client: Any, decision: PodDecision, grace_period_s: Optional[int], dry_run: bool) -> Optional[EvictionRefusal]:
+    """POST pods/eviction once (through client.call: QPS limiter, retries of 5xx/throttling).
+
+    Returns None when accepted, an :class:`EvictionRefusal` when a budget refuses (not retried here); raises K8sError.
+    """
+    delete_options: dict[str, Any] = {"preconditions": {"uid": decision.uid}} if decision.uid else {}
+    if grace_period_s is not None:
+        delete_options["gracePeriodSeconds"] = grace_period_s
+    if dry_run:
+        delete_options["dryRun"] = ["All"]
+    body: dict[str, Any] = {"apiVersion": "policy/v1", "kind": "Eviction",
+                            "metadata": {"name": decision.name, "namespace": decision.namespace}}
+    if delete_options:
+        body["deleteOptions"] = delete_options
+    kwargs: dict[str, Any] = {"_preload_content": False, "_request_timeout": client.auth.request_timeout_s}
+    if dry_run:
+        kwargs["dry_run"] = "All"
+
+    def once() -> Optional[EvictionRefusal]:
+        try:
+            client.core.create_namespaced_pod_eviction(decision.name, decision.namespace, body, **kwargs)
+            return None
+        except ApiException as exc:
+            refusal = parse_eviction_refusal(int(getattr(exc, "status", 0) or 0), getattr(exc, "body", None))
+            if refusal is not None and refusal.kind != "throttled":
+                return refusal
+            raise
+    return client.call("create", "pods/eviction", once)
+
+
+def delete_pod(client: Any, decision: PodDecision, grace_period_s: Optional[int], dry_run: bool) -> None:
+    """DELETE the pod (uid precondition); a 404 means it is already gone."""
+    body: dict[str, Any] = {"preconditions": {"uid": decision.uid}} if decision.uid else {}
+    kwargs: dict[str, Any] = {"_preload_content": False}
+    if grace_period_s is not None:
+        body["gracePeriodSeconds"] = grace_period_s
+        kwargs["grace_period_seconds"] = grace_period_s
+    if dry_run:
+        body["dryRun"] = ["All"]
+        kwargs["dry_run"] = "All"
+    client.call("delete", "pods", client.core.delete_namespaced_pod, decision.name, decision.namespace, body=body, **kwargs)
+
+
+__all__ = ["RetryScheduler", "delete_pod", "evict_pod"]

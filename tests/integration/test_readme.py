@@ -1,0 +1,145 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, dsxos.cluster contributors
+# Apache License 2.0 (see LICENSE)
+"""Every command README.md shows runs as written, the way a newcomer runs it.
+
+All ```bash blocks of README.md run, in order, in ONE bash session (state carries over as in a user's shell) with:
+
+* ``HOME`` a fresh temporary directory, no ``ANSIBLE_*`` variable and the venv NOT on ``PATH``: ansible-playbook
+  is only found after the README's own ``. .venv/bin/activate``, and dsxos.cluster only where ``make install``
+  puts it (``~/.ansible/collections``, ansible's default search path);
+* the working directory a temporary directory standing for the checkout (``.venv`` links to the test venv), so
+  ``out/demo`` and the bundles never land in the shared source tree;
+* ``/tmp/`` in the commands redirected into the test's temporary directory (parallel runs never collide).
+
+What cannot run literally, and why (each is stated in the bash session's output too):
+
+* ``make demo`` and ``make install`` run the REAL Makefile targets (``make -C <repo>``) with the build, the inventory
+  and the demo output redirected into the temporary directory; ``make demo`` runs once (a second mention in the
+  README reuses its output, as rerunning it would only repeat the same 20 s).
+* ``make test`` is not run: it is the command that runs this very test (CI runs it: ``.ci/run``).
+* The Certify example needs an inventory of real GPU hosts with nccl-tests; here it runs with ``--syntax-check``
+  against an inventory holding the ``gpu_nodes`` group (the playbook FQCN resolves from ~/.ansible/collections and
+  the ``-e`` JSON parses). The playbook itself runs for real on the 8-host network-namespace fabric in
+  ``test_certify_fabric_e2e.py::test_certify_role_names_the_slow_and_the_dbe_host``.
+
+The YAML playbook block is saved as ``configure.yml`` and run with ``ansible-playbook configure.yml``, as the
+README says.
+"""
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from playbook_runner import REPO
+
+README = REPO / "README.md"
+FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.M | re.S)
+
+#: bash functions that stand in for the commands that cannot run literally (see the module docstring).
+PRELUDE = r'''
+set -euo pipefail
+make() {
+    case "${1:-}" in
+    install)
+        command make -C "$DSXOS_REPO" install DIST="$DSXOS_TMP/dist" ;;
+    demo)
+        if [ -d out/demo/bundles/helm ]; then
+            echo "README-TEST: make demo already ran in this session; reusing out/demo"
+        else
+            command make -C "$DSXOS_REPO" demo DIST="$DSXOS_TMP/dist" DEMO_OUT="$PWD/out/demo" \
+                INVENTORY="$DSXOS_TMP/inventory/localhost.ini"
+        fi ;;
+    test)
+        echo "README-TEST: make test not run: it is the command that runs this test (CI: .ci/run)" ;;
+    *)
+        echo "README-TEST: no stand-in for 'make $*'; add one to tests/integration/test_readme.py" >&2
+        return 99 ;;
+    esac
+}
+'''
+CERTIFY_STANDIN = r'''
+ansible-playbook() {
+    echo "README-TEST: certify example syntax-checked only (needs GPU hosts; run for real in test_certify_fabric_e2e.py)"
+    command ansible-playbook --syntax-check "$@"
+}
+'''
+
+
+def readme_blocks(lang: str) -> list[str]:
+    """The fenced blocks of README.md in language ``lang``, in order."""
+    return [body for found, body in FENCE.findall(README.read_text(encoding="utf-8")) if found == lang]
+
+
+def newcomer_env(home: Path, tmp: Path) -> dict[str, str]:
+    """A user's shell: no ANSIBLE_* settings, the venv not on PATH (the README's activate line puts it there)."""
+    venv_bin = str(Path(sys.executable).parent)
+    path = [p for p in os.environ.get("PATH", os.defpath).split(os.pathsep) if p and os.path.realpath(p) != os.path.realpath(venv_bin)]
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANSIBLE_", "VIRTUAL_ENV", "PYTHONPATH", "MAKE"))}
+    env.update(HOME=str(home), PATH=os.pathsep.join(path), VENV=str(Path(sys.executable).parent.parent),
+               DSXOS_REPO=str(REPO), DSXOS_TMP=str(tmp), PIP_DISABLE_PIP_VERSION_CHECK="1")
+    env.pop("MAKEFLAGS", None)
+    return env
+
+
+def session_script(tmp: Path) -> str:
+    """The README's bash blocks (and the YAML playbook) as one bash script, with /tmp/ redirected."""
+    parts = [PRELUDE]
+    for number, block in enumerate(readme_blocks("bash"), 1):
+        body = block.replace("/tmp/", f"{tmp}/out-tmp/")
+        parts.append(f'echo "README-TEST: ===== bash block {number} ====="')
+        if "dsxos.cluster.certify" in block:
+            parts.append("(" + CERTIFY_STANDIN + body + "\n)")
+        else:
+            parts.append(body)
+    playbooks = readme_blocks("yaml")
+    assert len(playbooks) == 1, "README.md: expected one YAML playbook block; this test runs it as configure.yml"
+    (tmp / "work" / "configure.yml").write_text(playbooks[0].replace("/tmp/", f"{tmp}/out-tmp/"), encoding="utf-8")
+    parts.append('echo "README-TEST: ===== yaml playbook ====="\nansible-playbook configure.yml')
+    parts.append('echo "README-TEST: all README commands passed"')
+    return "\n".join(parts) + "\n"
+
+
+def test_readme_has_the_commands_this_test_expects() -> None:
+    blocks = readme_blocks("bash")
+    text = "\n".join(blocks)
+    for needle in ("make demo", ". .venv/bin/activate", "make test", "ansible-playbook dsxos.cluster.configure",
+                   "ansible-playbook -i inventory.yml dsxos.cluster.certify", "deploy.sh --dry-run", "sha256sum -c"):
+        assert needle in text, f"README.md no longer shows {needle!r}; update tests/integration/test_readme.py"
+    for block in blocks:
+        for line in block.splitlines():
+            match = re.match(r"^\s*make\s+(\S+)", line)
+            assert match is None or match.group(1) in ("demo", "install", "test"), f"no stand-in for README line {line!r}"
+
+
+def test_every_readme_command_runs_as_written(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    work = tmp_path / "work"
+    for directory in (home, work, tmp_path / "out-tmp", tmp_path / "inventory"):
+        directory.mkdir(parents=True)
+    (work / ".venv").symlink_to(Path(sys.executable).parent.parent)
+    (work / "inventory.yml").write_text("all:\n  children:\n    gpu_nodes:\n      hosts:\n        gpu-1: {ansible_host: 192.0.2.1}\n",
+                                        encoding="utf-8")
+    script = tmp_path / "readme.sh"
+    script.write_text(session_script(tmp_path), encoding="utf-8")
+    proc = subprocess.run(["bash", str(script)], cwd=work, env=newcomer_env(home, tmp_path), stdin=subprocess.DEVNULL,
+                          capture_output=True, text=True, timeout=900, check=False)
+    log = f"--- stdout ---\n{proc.stdout[-8000:]}\n--- stderr ---\n{proc.stderr[-4000:]}"
+    assert proc.returncode == 0, log
+    assert "README-TEST: all README commands passed" in proc.stdout, log
+    # make install put the collection where ansible looks by default, and said how to use it.
+    installed = home / ".ansible" / "collections" / "ansible_collections" / "dsxos" / "cluster" / "MANIFEST.json"
+    assert installed.is_file(), log
+    assert "ansible-playbook finds it there by default" in proc.stdout, log
+    assert ". .venv/bin/activate" in proc.stdout, log
+    # The demo ran and the tour's commands saw its bundles.
+    assert "Node ip-10-0-0-0.ec2.internal cordoned" in proc.stdout, log
+    assert re.search(r"checksums\.txt|: OK$", proc.stdout, re.M), log
+    # The packaged playbook and the YAML example rendered their bundles.
+    for deployer in ("helm", "flux"):
+        assert (tmp_path / "out-tmp" / "bundles" / deployer).is_dir(), log
+    assert any((tmp_path / "out-tmp" / "gitops" / "clusters" / "prod").iterdir()), log
+    assert "certify example syntax-checked only" in proc.stdout, log

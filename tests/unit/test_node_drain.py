@@ -1,0 +1,180 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, dsxos.cluster contributors
+# Apache License 2.0 (see LICENSE)
+"""node_drain in-process against the emulator: drain_nodes and the NODE_DRAIN entry (no ansible-playbook).
+
+Timings are short and explicit (emulator time scale 0.01, PDB retries every 10-50 ms, small timeouts); a budget that must
+block is made to block by its spec, and is lifted by the test, so nothing depends on how fast the machine is.
+"""
+from __future__ import annotations
+
+import json
+import threading
+
+import pytest
+
+from ansible_collections.dsxos.cluster.plugins.module_utils.common.entry import call_entry
+from ansible_collections.dsxos.cluster.plugins.module_utils.kube.client import client_from_params
+from ansible_collections.dsxos.cluster.plugins.module_utils.kube.names import K8sInvalidName
+from ansible_collections.dsxos.cluster.plugins.module_utils.operate.drain_policy import DrainPolicy
+from ansible_collections.dsxos.cluster.plugins.module_utils.operate.entry import NODE_DRAIN, node_drain_from_params
+from ansible_collections.dsxos.cluster.plugins.module_utils.operate.node_drain import DrainError, DrainOptions, drain_nodes
+from ansible_collections.dsxos.cluster.tests.harness.k8s_emulator.pytest_fixture import (  # noqa: F401  pylint: disable=unused-import
+    k8s_emulator, k8s_emulator_factory)
+
+# pylint: disable=redefined-outer-name
+
+HOST = "kubernetes.io/hostname"
+PRIOR = "dsxos.io/quarantine-prior"
+HISTORY = "dsxos.io/quarantine-history"
+FAST = {"pdb_retry_s": 0.01, "pdb_retry_max_s": 0.05}
+
+
+def running(emu, namespace, selector):
+    return [p for p in emu.api.pods(namespace, label_selector=selector)
+            if p["status"].get("phase") == "Running" and not p["metadata"].get("deletionTimestamp")]
+
+
+def client_for(emu):
+    return client_from_params({"kubeconfig": emu.kubeconfig_path, "retry_backoff_s": 0})
+
+
+def entry_params(emu, **kw):
+    out = {key: spec.get("default") for key, spec in NODE_DRAIN.spec.items()}
+    out.update(kubeconfig=emu.kubeconfig_path, retry_backoff_s=0, **FAST)
+    out.update(kw)
+    return out
+
+
+@pytest.fixture
+def guarded(k8s_emulator):
+    """Two GPU nodes; ``solo`` (1 replica, grace 1 s emulated) on the first, guarded by a minAvailable-1 budget."""
+    emu = k8s_emulator
+    nodes = emu.add_nodes(2, "h100-eks", name_prefix="gpu-")
+    emu.add_deployment("solo", replicas=1, node_selector={HOST: nodes[0]}, grace_s=1)
+    emu.wait_for(lambda: len(running(emu, "default", "app=solo")) == 1, 20, what="solo running")
+    emu.add_pdb("solo", {"app": "solo"}, min_available=1)
+    emu.settle()
+    return emu, nodes
+
+
+def test_drain_waits_while_a_budget_blocks_and_finishes_once_it_allows(guarded):
+    emu, nodes = guarded
+    reports = []
+    with client_for(emu) as client:
+        worker = threading.Thread(target=lambda: reports.append(drain_nodes(client, [nodes[0]], DrainOptions(
+            reason="XID 79", timeout_s=30, **FAST))))
+        worker.start()
+        try:
+            emu.wait_for(lambda: emu.api_calls("create", "pods/eviction") >= 3, 20, what="evictions refused by the budget")
+            assert emu.api.pods("default", node=nodes[0]), "the budget must hold the pod while it refuses"
+            assert emu.api.get("v1", "Node", nodes[0])["spec"]["unschedulable"] is True, "the node is cordoned first"
+            emu.api.patch("policy/v1", "PodDisruptionBudget", "solo", {"spec": {"minAvailable": 0}}, namespace="default")
+        finally:
+            worker.join(30)
+    assert not worker.is_alive() and reports
+    result = reports[0].results[0]
+    assert result.status == "drained" and not reports[0].failed
+    pod = result.pods[0]
+    assert pod.outcome == "evicted" and pod.attempts >= 3 and "PodDisruptionBudget solo" in pod.reason
+    assert not emu.api.pods("default", node=nodes[0], label_selector="app=solo")
+    node = emu.api.get("v1", "Node", nodes[0])
+    assert json.loads(node["metadata"]["annotations"][PRIOR])["reason"] == "drain: XID 79"
+
+
+def test_budget_that_never_allows_fails_naming_it_and_the_node_stays_cordoned(guarded):
+    emu, nodes = guarded
+    with client_for(emu) as client:
+        report = drain_nodes(client, [nodes[0]], DrainOptions(reason="maintenance", timeout_s=0.3, **FAST))
+    result = report.results[0]
+    assert report.failed and result.status == "timed_out" and result.blocking_pdbs() == ["solo"]
+    assert result.pods[0].outcome == "pdb_blocked" and "blocking PodDisruptionBudget(s): solo" in report.msg
+    assert len(running(emu, "default", "app=solo")) == 1 and not emu.pdb_violated("solo")
+    node = emu.api.get("v1", "Node", nodes[0])
+    assert node["spec"]["unschedulable"] is True
+    assert json.loads(node["metadata"]["annotations"][HISTORY])[-1]["action"] == "drain-failed"
+
+
+def test_dry_run_evicts_nothing(guarded):
+    emu, nodes = guarded
+    emu.add_deployment("web", replicas=1, node_selector={HOST: nodes[1]})
+    emu.wait_for(lambda: len(running(emu, "default", "app=web")) == 1, 20, what="web running")
+    before = {p["metadata"]["name"] for p in emu.api.pods(None)}
+    with client_for(emu) as client:
+        report = drain_nodes(client, nodes, DrainOptions(reason="preview", dry_run=True, **FAST))
+    outcomes = {r.node: [p.outcome for p in r.pods] for r in report.results}
+    assert outcomes[nodes[0]] == ["pdb_blocked"], "the server checks the budget in a dry run too"
+    assert outcomes[nodes[1]] == ["dry_run_ok"]
+    assert {p["metadata"]["name"] for p in emu.api.pods(None)} == before
+    assert not any(p["metadata"].get("deletionTimestamp") for p in emu.api.pods(None))
+    for name in nodes:
+        assert not emu.api.get("v1", "Node", name)["spec"].get("unschedulable"), "a dry run cordons nothing"
+
+
+def test_check_mode_changes_nothing(guarded):
+    emu, nodes = guarded
+    result = call_entry(NODE_DRAIN, entry_params(emu, nodes=[nodes[0]], reason="preview"), check_mode=True)
+    assert result["changed"] is True and "failed" not in result
+    assert result["totals"] == {"would_evict": 1} and result["msg"].startswith("would drain 1 node")
+    assert emu.api_calls("create", "pods/eviction") == 0 and emu.api_calls("patch", "nodes") == 0
+    assert not emu.api.get("v1", "Node", nodes[0])["spec"].get("unschedulable")
+    assert len(running(emu, "default", "app=solo")) == 1
+
+
+def test_entry_drains_and_a_rerun_changes_nothing(guarded):
+    emu, nodes = guarded
+    emu.add_deployment("web", replicas=2, node_selector={HOST: nodes[1]})
+    emu.wait_for(lambda: len(running(emu, "default", "app=web")) == 2, 20, what="web running")
+    first = call_entry(NODE_DRAIN, entry_params(emu, nodes=[nodes[1]], reason="kernel upgrade", timeout_s=20))
+    assert first["changed"] and first["drained_nodes"] == [nodes[1]] and first["totals"] == {"evicted": 2}
+    again = call_entry(NODE_DRAIN, entry_params(emu, nodes=[nodes[1]], reason="kernel upgrade", timeout_s=20))
+    assert again["changed"] is False and again["drained_nodes"] == [nodes[1]]
+
+
+def test_missing_node_fails_unless_ignored(guarded):
+    emu, nodes = guarded
+    failed = call_entry(NODE_DRAIN, entry_params(emu, nodes=[nodes[1], "no-such-node"], reason="x"))
+    assert failed["failed"] and "node no-such-node not found" in failed["msg"] and failed["missing_nodes"] == ["no-such-node"]
+    ignored = call_entry(NODE_DRAIN, entry_params(emu, nodes=["no-such-node"], reason="x", ignore_missing=True))
+    assert "failed" not in ignored and ignored["missing_nodes"] == ["no-such-node"]
+
+
+@pytest.mark.parametrize("nodes", [["gpu-1; reboot"], ["GPU_1"], [""], ["ok-node", "-bad"]])
+def test_invalid_node_names_are_refused_before_any_api_call(k8s_emulator, nodes):
+    with pytest.raises(K8sInvalidName) as err:
+        node_drain_from_params(entry_params(k8s_emulator, nodes=nodes, reason="x"))
+    assert err.value.field.startswith("nodes[") and repr(err.value.value) in str(err.value)
+    result = call_entry(NODE_DRAIN, entry_params(k8s_emulator, nodes=nodes, reason="x"))
+    assert result["failed"] and result["error"]["error"] == "K8sInvalidName" and "nodes[" in result["msg"]
+    assert k8s_emulator.api_calls() == 0
+
+
+@pytest.mark.parametrize("options, needle", [
+    ({"reason": " "}, "reason is required"), ({"mode": "yolo"}, "mode must be one of"), ({"timeout_s": 0}, "timeout_s"),
+    ({"eviction_timeout_s": 700}, "eviction_timeout_s"), ({"pdb_retry_s": 2.0, "pdb_retry_max_s": 1.0}, "pdb_retry_s"),
+    ({"eviction_workers": -1}, "eviction_workers"), ({"protected_namespaces_extra": ["Bad_NS"]}, "protected_namespaces_extra[0]"),
+])
+def test_bad_options_are_refused_before_any_api_call(k8s_emulator, options, needle):
+    params = entry_params(k8s_emulator, nodes=["gpu-0"], reason="x")
+    params.update(options)
+    result = call_entry(NODE_DRAIN, params)
+    assert result["failed"] and needle in result["msg"]
+    assert k8s_emulator.api_calls() == 0
+
+
+def test_drain_error_is_a_dsxos_error():
+    with pytest.raises(DrainError) as err:
+        DrainOptions(reason="x", mode="nope").validate()
+    assert err.value.to_dict()["error"] == "DrainError" and (err.value.field, err.value.value) == ("mode", "nope")
+
+
+def test_allow_completion_policy_skips_protected_namespaces(k8s_emulator):
+    emu = k8s_emulator
+    nodes = emu.add_nodes(1, "h100-eks", name_prefix="gpu-")
+    emu.add_deployment("operator", namespace="gpu-operator", replicas=1, node_selector={HOST: nodes[0]})
+    emu.wait_for(lambda: len(running(emu, "gpu-operator", "app=operator")) == 1, 20, what="operator running")
+    with client_for(emu) as client:
+        report = drain_nodes(client, nodes, DrainOptions(reason="x", mode="allow_completion", timeout_s=5, policy=DrainPolicy()))
+    pod = report.results[0].pods[0]
+    assert report.results[0].status == "drained" and pod.outcome == "skipped" and "protected namespace gpu-operator" in pod.reason
+    assert emu.api_calls("create", "pods/eviction") == 0
