@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
+from ansible_collections.dsxos.cluster.plugins.module_utils.kube.api import KubeApi
 from ansible_collections.dsxos.cluster.plugins.module_utils.kube.errors import K8sError, K8sNotFound
 from ansible_collections.dsxos.cluster.plugins.module_utils.kube.names import validate_node_name
 from ansible_collections.dsxos.cluster.plugins.module_utils.certify.nccl_thresholds import evaluate_fleet, validate_thresholds
@@ -458,7 +459,7 @@ def label_requests(report_nodes: Mapping[str, Mapping[str, Any]], certified_at: 
     return out
 
 
-def _read_node(client: Any, name: str) -> Dict[str, Any]:
+def _read_node(client: KubeApi, name: str) -> Dict[str, Any]:
     resp = client.call("get", "nodes", client.core.read_node, name, _preload_content=False)
     return json.loads(resp.data)
 
@@ -488,7 +489,7 @@ def plan_labels(node: Mapping[str, Any], request: LabelRequest) -> Optional[Dict
     return patch
 
 
-def label_nodes(client: Any, requests: Sequence[LabelRequest], check_mode: bool = False) -> Dict[str, Any]:
+def label_nodes(client: KubeApi, requests: Sequence[LabelRequest], check_mode: bool = False) -> Dict[str, Any]:
     """Apply label requests; returns ``{nodes: [...], changed_nodes, missing_nodes, failed_nodes, changed}``.
 
     Only ``metadata.labels`` and ``metadata.annotations`` are patched: never ``spec`` (no cordon, no taint).

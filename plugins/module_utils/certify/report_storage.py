@@ -17,6 +17,7 @@ import re
 import tempfile
 from typing import Any, Dict, Mapping, Optional
 
+from ansible_collections.dsxos.cluster.plugins.module_utils.kube.api import KubeApi
 from ansible_collections.dsxos.cluster.plugins.module_utils.certify.report_model import CertifyReportError, SCHEMA_ID
 from ansible_collections.dsxos.cluster.plugins.module_utils.certify.report_render import to_json, to_markdown
 from ansible_collections.dsxos.cluster.plugins.module_utils.kube.errors import K8sNotFound
@@ -133,7 +134,7 @@ def _decoded(existing: Mapping[str, Any]) -> Dict[str, str]:
     return out
 
 
-def store_configmap(client: Any, namespace: str, name: str, payload: Mapping[str, Any], check_mode: bool = False) -> Dict[str, Any]:
+def store_configmap(client: KubeApi, namespace: str, name: str, payload: Mapping[str, Any], check_mode: bool = False) -> Dict[str, Any]:
     """Create or replace the ConfigMap ``namespace/name`` with ``payload`` (from :func:`configmap_payload`).
 
     Unchanged content (compared after decompression), labels and annotations mean no write. Returns

@@ -37,6 +37,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
+from ansible_collections.dsxos.cluster.plugins.module_utils.kube.api import KubeApi
 from ansible_collections.dsxos.cluster.plugins.module_utils.certify.errors import CertifyError
 from ansible_collections.dsxos.cluster.plugins.module_utils.certify.nccl_rounds import CertifyNode, RunOutput
 from ansible_collections.dsxos.cluster.plugins.module_utils.certify.topology_grouping import natural_key, node_info_from_k8s
@@ -277,7 +278,7 @@ class _Active:
 class KubernetesRunner:
     """Runs group tests as Jobs through a :class:`k8s_client.KubeClient` (see the module docstring)."""
 
-    def __init__(self, client: Any, options: KubeRunnerOptions, clock: Callable[[], float] = time.monotonic,
+    def __init__(self, client: KubeApi, options: KubeRunnerOptions, clock: Callable[[], float] = time.monotonic,
                  batch_api: Any = None) -> None:
         self.client = client
         self.opts = options
@@ -287,7 +288,7 @@ class KubernetesRunner:
         self.jobs_deleted: List[str] = []
 
     @staticmethod
-    def _batch_api(client: Any) -> Any:
+    def _batch_api(client: KubeApi) -> Any:
         batch = getattr(client, "batch", None)
         if batch is not None:
             return batch
@@ -475,7 +476,7 @@ class KubernetesRunner:
         return outputs
 
 
-def k8s_nodes(client: Any, selector: Optional[str]) -> List[CertifyNode]:
+def k8s_nodes(client: KubeApi, selector: Optional[str]) -> List[CertifyNode]:
     """Kubernetes nodes matching ``selector`` as :class:`CertifyNode` (labels, cordon and readiness from the API)."""
     kwargs: Dict[str, Any] = {"_preload_content": False}
     if selector:

@@ -25,6 +25,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Optional, Sequence
 
+from ansible_collections.dsxos.cluster.plugins.module_utils.kube.api import KubeApi
 from ansible_collections.dsxos.cluster.plugins.module_utils.kube.errors import K8sConflict, K8sError, K8sNotFound
 from ansible_collections.dsxos.cluster.plugins.module_utils.kube.client import ensure_namespace
 from ansible_collections.dsxos.cluster.plugins.module_utils.kube.names import (
@@ -256,7 +257,7 @@ def reset_state(state: BreakerState, now: float, actor: str, reason: str) -> Bre
 class CircuitBreaker:
     """The breaker ConfigMap through a :class:`KubeClient` (``client.core`` and ``client.call``)."""
 
-    def __init__(self, client: Any, config: BreakerConfig, clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, client: KubeApi, config: BreakerConfig, clock: Callable[[], float] = time.time) -> None:
         self.client = client
         self.config = config
         self.clock = clock
@@ -346,7 +347,7 @@ class CircuitBreaker:
                 "state": describe_state(state, self.config), "config": self.config.to_dict()}
 
 
-def run_circuit_breaker(client: Any, action: str, config: BreakerConfig, nodes: Sequence[str] = (), reason: str = "",
+def run_circuit_breaker(client: KubeApi, action: str, config: BreakerConfig, nodes: Sequence[str] = (), reason: str = "",
                         actor: str = "", check_mode: bool = False, clock: Callable[[], float] = time.time) -> dict[str, Any]:
     """The ``circuit_breaker`` module's one entry point: ``check`` | ``record`` | ``reset`` | ``status``."""
     breaker = CircuitBreaker(client, config, clock)

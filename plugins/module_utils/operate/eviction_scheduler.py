@@ -14,6 +14,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Optional
 
+from ansible_collections.dsxos.cluster.plugins.module_utils.kube.api import KubeApi
 from ansible_collections.dsxos.cluster.plugins.module_utils.kube.client import ApiException
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.drain_policy import EvictionRefusal, PodDecision, parse_eviction_refusal
 
@@ -59,7 +60,7 @@ class RetryScheduler:
         self.pool.shutdown(wait=True)
 
 
-def evict_pod(client: Any, decision: PodDecision, grace_period_s: Optional[int], dry_run: bool) -> Optional[EvictionRefusal]:
+def evict_pod(client: KubeApi, decision: PodDecision, grace_period_s: Optional[int], dry_run: bool) -> Optional[EvictionRefusal]:
     """POST pods/eviction once (through client.call: QPS limiter, retries of 5xx/throttling).
 
     Returns None when accepted, an :class:`EvictionRefusal` when a budget refuses (not retried here); raises K8sError.
@@ -89,7 +90,7 @@ def evict_pod(client: Any, decision: PodDecision, grace_period_s: Optional[int],
     return client.call("create", "pods/eviction", once)
 
 
-def delete_pod(client: Any, decision: PodDecision, grace_period_s: Optional[int], dry_run: bool) -> None:
+def delete_pod(client: KubeApi, decision: PodDecision, grace_period_s: Optional[int], dry_run: bool) -> None:
     """DELETE the pod (uid precondition); a 404 means it is already gone."""
     body: dict[str, Any] = {"preconditions": {"uid": decision.uid}} if decision.uid else {}
     kwargs: dict[str, Any] = {"_preload_content": False}

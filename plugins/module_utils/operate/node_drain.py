@@ -27,6 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional, Sequence
 
+from ansible_collections.dsxos.cluster.plugins.module_utils.kube.api import KubeApi
 from ansible_collections.dsxos.cluster.plugins.module_utils.kube.errors import K8sError, K8sNotFound
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.circuit_breaker import BreakerConfig
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.drain_policy import (
@@ -201,7 +202,7 @@ class DrainReport:
 class _NodeDrain:  # pylint: disable=too-many-instance-attributes
     """Drain of one node (runs on its own thread; evictions go to the shared :class:`RetryScheduler`)."""
 
-    def __init__(self, client: Any, node: str, options: DrainOptions, scheduler: RetryScheduler) -> None:
+    def __init__(self, client: KubeApi, node: str, options: DrainOptions, scheduler: RetryScheduler) -> None:
         self.client = client
         self.node = node
         self.options = options
@@ -492,7 +493,7 @@ class _NodeDrain:  # pylint: disable=too-many-instance-attributes
             self.watch.start()
 
 
-def eviction_workers(client: Any, options: DrainOptions) -> int:
+def eviction_workers(client: KubeApi, options: DrainOptions) -> int:
     """Worker threads for evictions: the option, else from the QPS (evictions are I/O bound and rate limited)."""
     if options.eviction_workers:
         return options.eviction_workers
@@ -500,7 +501,7 @@ def eviction_workers(client: Any, options: DrainOptions) -> int:
     return max(4, min(64, int(qps) if qps > 0 else 64))
 
 
-def drain_nodes(client: Any, nodes: Sequence[str], options: DrainOptions) -> DrainReport:
+def drain_nodes(client: KubeApi, nodes: Sequence[str], options: DrainOptions) -> DrainReport:
     """The ``node_drain`` module's one entry point (raises K8sInvalidName/DrainError on bad input before any call)."""
     started = time.monotonic()
     names = validate_nodes(nodes)

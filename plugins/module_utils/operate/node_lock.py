@@ -23,8 +23,9 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Optional
 
+from ansible_collections.dsxos.cluster.plugins.module_utils.kube.api import KubeApi
 from ansible_collections.dsxos.cluster.plugins.module_utils.kube.client import (
-    K8sConflict, K8sError, K8sNotFound, KubeClient, ensure_namespace,
+    K8sConflict, K8sError, K8sNotFound, ensure_namespace,
 )
 from ansible_collections.dsxos.cluster.plugins.module_utils.kube.names import K8sInvalidName, validate_namespace, validate_node_name, validate_subdomain
 
@@ -149,9 +150,9 @@ def lease_view(lease: Optional[Mapping[str, Any]], now: datetime.datetime) -> di
 
 
 class NodeLock:
-    """Acquire/renew/release one node's Lease through a :class:`KubeClient`."""
+    """Acquire/renew/release one node's Lease through a Kubernetes client (:class:`KubeApi`)."""
 
-    def __init__(self, client: KubeClient, request: LockRequest, check_mode: bool = False,
+    def __init__(self, client: KubeApi, request: LockRequest, check_mode: bool = False,
                  clock: Callable[[], datetime.datetime] = lambda: datetime.datetime.now(datetime.timezone.utc),
                  sleep: Callable[[float], None] = time.sleep) -> None:
         self.client = client

@@ -17,6 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional, Sequence
 
+from ansible_collections.dsxos.cluster.plugins.module_utils.kube.api import KubeApi
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.circuit_breaker import BreakerConfig, CircuitBreaker, format_time
 from ansible_collections.dsxos.cluster.plugins.module_utils.kube.errors import K8sConflict, K8sError, K8sNotFound
 from ansible_collections.dsxos.cluster.plugins.module_utils.kube.names import validate_node_name
@@ -41,7 +42,7 @@ def now_rfc3339(clock: Callable[[], float] = time.time) -> str:
     return format_time(clock())
 
 
-def worker_count(client: Any, items: int) -> int:
+def worker_count(client: KubeApi, items: int) -> int:
     """Threads for ``items`` parallel node operations: bounded by the client's QPS (2 requests per node)."""
     qps = float(getattr(getattr(client, "auth", None), "qps", 50.0) or 50.0)
     return max(1, min(items, MAX_WORKERS, int(qps) if qps > 0 else MAX_WORKERS))
@@ -131,13 +132,13 @@ class QuarantineReport:
                 "api_calls": self.api_calls, "elapsed_s": round(self.elapsed_s, 3), "failed": self.failed, "msg": self.msg}
 
 
-def read_node(client: Any, name: str) -> dict[str, Any]:
+def read_node(client: KubeApi, name: str) -> dict[str, Any]:
     """GET a node as a plain camelCase dict (no model deserialisation)."""
     resp = client.call("get", "nodes", client.core.read_node, name, _preload_content=False)
     return json.loads(resp.data)
 
 
-def patch_node(client: Any, name: str, patch: dict[str, Any], dry_run: bool) -> dict[str, Any]:
+def patch_node(client: KubeApi, name: str, patch: dict[str, Any], dry_run: bool) -> dict[str, Any]:
     """Strategic-merge PATCH of a node (the patch carries metadata.resourceVersion: a stale one is a 409)."""
     kwargs: dict[str, Any] = {"_preload_content": False, "_content_type": STRATEGIC_MERGE_PATCH}
     if dry_run:
@@ -146,7 +147,7 @@ def patch_node(client: Any, name: str, patch: dict[str, Any], dry_run: bool) -> 
     return json.loads(resp.data)
 
 
-def append_history(client: Any, name: str, entry: dict[str, Any], history_limit: int = 20,
+def append_history(client: KubeApi, name: str, entry: dict[str, Any], history_limit: int = 20,
                    conflict_retries: int = DEFAULT_CONFLICT_RETRIES) -> None:
     """Append one entry to a node's quarantine history (re-read on 409); raises K8sError when it cannot."""
     attempts = 0
@@ -172,7 +173,7 @@ def _error_result(node: str, action: str, err: K8sError, attempts: int) -> NodeA
     return NodeActionResult(node, action, FAILED, message=f"node {node}: {err}", attempts=attempts, error=err.to_dict())
 
 
-def apply_to_node(client: Any, name: str, request: QuarantineRequest, check_mode: bool = False, dry_run: bool = False,
+def apply_to_node(client: KubeApi, name: str, request: QuarantineRequest, check_mode: bool = False, dry_run: bool = False,
                   conflict_retries: int = DEFAULT_CONFLICT_RETRIES, node: Optional[dict[str, Any]] = None,
                   allow: Optional[Callable[[Plan], Optional[str]]] = None) -> NodeActionResult:
     """Apply one request to one node with conflict handling; never raises K8sError (it becomes the result).
@@ -240,7 +241,7 @@ def validate_nodes(nodes: Sequence[Any]) -> list[str]:
     return out
 
 
-def run_node_action(client: Any, nodes: Sequence[str], options: QuarantineOptions,
+def run_node_action(client: KubeApi, nodes: Sequence[str], options: QuarantineOptions,
                     clock: Callable[[], float] = time.time) -> QuarantineReport:
     """The ``node_quarantine`` module's one entry point (raises K8sInvalidName/QuarantineStateError on bad input)."""
     started = time.monotonic()
@@ -262,7 +263,7 @@ def run_node_action(client: Any, nodes: Sequence[str], options: QuarantineOption
     return report
 
 
-def _run_with_breaker(client: Any, pool: ThreadPoolExecutor, names: list[str], request: QuarantineRequest,  # pylint: disable=too-many-arguments
+def _run_with_breaker(client: KubeApi, pool: ThreadPoolExecutor, names: list[str], request: QuarantineRequest,  # pylint: disable=too-many-arguments
                       options: QuarantineOptions, cfg: BreakerConfig, report: QuarantineReport,
                       clock: Callable[[], float]) -> list[NodeActionResult]:
     def first_read(name: str) -> tuple[Optional[dict[str, Any]], Optional[Plan], Optional[NodeActionResult]]:

@@ -13,13 +13,14 @@ import socket
 import threading
 from typing import Any
 
+from ansible_collections.dsxos.cluster.plugins.module_utils.kube.api import KubeApi
 from ansible_collections.dsxos.cluster.plugins.module_utils.kube.errors import K8sError
 
 
 class PodWatch(threading.Thread):
     """ONE watch on a node's pods (``fieldSelector spec.nodeName``) feeding events into a queue; :meth:`stop` ends it."""
 
-    def __init__(self, client: Any, node: str, resource_version: str, events: "queue.Queue[tuple[Any, ...]]", timeout_s: float) -> None:
+    def __init__(self, client: KubeApi, node: str, resource_version: str, events: "queue.Queue[tuple[Any, ...]]", timeout_s: float) -> None:
         super().__init__(name=f"dsxos-watch-{node}", daemon=True)
         self.client = client
         self.node = node
@@ -69,7 +70,7 @@ class PodWatch(threading.Thread):
         self._shutdown()
 
 
-def list_node_pods(client: Any, node: str) -> tuple[list[dict[str, Any]], str]:
+def list_node_pods(client: KubeApi, node: str) -> tuple[list[dict[str, Any]], str]:
     """Pods bound to ``node`` (all namespaces) as camelCase dicts, and the list's resourceVersion."""
     resp = client.call("list", "pods", client.core.list_pod_for_all_namespaces, field_selector=f"spec.nodeName={node}",
                        _preload_content=False)
