@@ -25,10 +25,12 @@ STAMP     := $(VENV)/.dsxos-requirements-$(REQ_HASH).stamp
 # Where `make install` puts the collection: the first entry of ansible's default COLLECTIONS_PATHS, so a plain
 # `ansible-playbook dsxos.cluster.configure` finds it. The test stages never use it (they use $(INSTALLED)).
 USER_COLLECTIONS ?= $(HOME)/.ansible/collections
-# Parallel pytest workers (pytest-xdist) of the unit and integration stages; 0 runs them serially.
+# Parallel pytest workers (pytest-xdist); 0 runs a stage serially. Unit tests are CPU-bound: one worker per core
+# of the 2-core CI machine. Integration tests mostly wait on ansible-playbook subprocesses: one more worker.
 # The network-namespace fabric tests share one worker (xdist_group, tests/integration/conftest.py).
+UNIT_WORKERS ?= 2
 PYTEST_WORKERS ?= 3
-PYTEST_XDIST = $(if $(filter 0,$(PYTEST_WORKERS)),-p no:xdist,-n $(PYTEST_WORKERS) --dist loadgroup)
+xdist_args = $(if $(filter 0,$(1)),-p no:xdist,-n $(1) --dist loadgroup)
 
 export PATH := $(BIN):$(PATH)
 export VENV
@@ -84,11 +86,11 @@ install-private: venv-runtime
 INSTALL_PRIVATE ?= install-private
 
 unit: venv
-	scripts/pytest_suite.sh tests/unit $(PYTEST_XDIST) $(PYTEST_ARGS)
+	scripts/pytest_suite.sh tests/unit $(call xdist_args,$(UNIT_WORKERS)) $(PYTEST_ARGS)
 
 # The integration fixtures build and install the collection themselves, once per pytest session.
 integration: venv
-	scripts/pytest_suite.sh tests/integration $(PYTEST_XDIST) $(PYTEST_ARGS)
+	scripts/pytest_suite.sh tests/integration $(call xdist_args,$(PYTEST_WORKERS)) $(PYTEST_ARGS)
 
 sanity: venv
 	scripts/sanity.sh

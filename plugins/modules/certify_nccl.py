@@ -264,6 +264,7 @@ from ansible_collections.dsxos.cluster.plugins.module_utils.common.entry import 
 # Normally the controller-side action plugin of the same name runs this (with per-round progress); the module is
 # its documentation and also works when executed directly.
 
+
 def main() -> None:
     module = AnsibleModule(argument_spec=CERTIFY_NCCL.spec, supports_check_mode=True, **CERTIFY_NCCL.module_options)
     finish(module, call_entry(CERTIFY_NCCL, module.params, module.check_mode, module._diff))

@@ -160,6 +160,7 @@ from ansible_collections.dsxos.cluster.plugins.module_utils.common.entry import 
 # Normally the controller-side action plugin of the same name runs this; the module is its documentation and also
 # works when executed directly (the files are then written on the executing host).
 
+
 def main() -> None:
     module = AnsibleModule(argument_spec=CERTIFY_REPORT.spec, supports_check_mode=True, **CERTIFY_REPORT.module_options)
     finish(module, call_entry(CERTIFY_REPORT, module.params, module.check_mode, module._diff))

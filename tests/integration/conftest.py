@@ -29,7 +29,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from playbook_runner import PlaybookResult, build_and_install, run_playbook  # noqa: E402  pylint: disable=wrong-import-position
 
 
-#: Fixtures that build or use the network-namespace fabric (tests/harness/netns_fabric_fixture.py).
+#: Fixtures that build or use the network-namespace fabric (tests/harness/netns_fabric_fixture.py), and the
+#: nccl-tests stand-in: its tests assert that no stand-in process is left on the machine
+#: (test_nccl_test_module.py), which another worker's stand-in run would break, so they share the group too.
 FABRIC_FIXTURES = frozenset({"netns_fabric", "netns_fabric_factory", "nccl_standin_dir"})
 #: Test files that drive the fabric (also directly, not only through the fixtures above).
 FABRIC_FILES = frozenset({"test_netns_fabric.py", "test_certify_fabric_e2e.py"})

@@ -4,7 +4,7 @@
 """Run REAL ``ansible-playbook`` against the BUILT and INSTALLED collection and collect per-task results.
 
 * :func:`build_and_install` builds the tarball from the working tree and installs it (offline) under a
-  collections root, through ``scripts/install_collection.sh`` (the same path ``make install`` takes).
+  collections root, through ``scripts/install_collection.sh`` (the same script ``make install`` and ``make install-private`` use).
 * :func:`run_playbook` runs a playbook (YAML text or a path) with only that installed copy visible
   (``ANSIBLE_COLLECTIONS_SCAN_SYS_PATH=False``), a local inventory, and the test-only callback
   ``callback_plugins/dsxos_result_dump.py`` that records every task result as JSON.

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, dsxos.cluster contributors
 # Apache License 2.0 (see LICENSE)
-"""operate/entry.py: the four node-action EntryPoints, their specs, the breaker options documented once, the missing
+"""operate/entry.py: the four node-action EntryPoints, their specs, the breaker doc options matching the one spec, the missing
 ``kubernetes`` library and the ``node`` field of Operate errors."""
 from __future__ import annotations
 
@@ -80,7 +80,7 @@ def test_documentation_describes_exactly_the_spec(name):
     assert not _compare(options, spec, name)
 
 
-def test_breaker_options_are_documented_once_and_match_the_spec():
+def test_both_breaker_doc_copies_agree_and_match_the_one_spec():
     nested = FRAGMENTS["dsxos.cluster.circuit_breaker"]["circuit_breaker"]["suboptions"]
     settings = FRAGMENTS["dsxos.cluster.circuit_breaker.settings"]
     assert {k: v for k, v in nested.items() if k != "enabled"} == settings

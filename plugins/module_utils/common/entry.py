@@ -103,4 +103,3 @@ def finish(module: Any, result: Mapping[str, Any]) -> None:
         module.fail_json(**payload)
     else:
         module.exit_json(**payload)
-

@@ -95,8 +95,7 @@ def load_yaml_file(path: str, max_bytes: int = MAX_BYTES, max_nodes: int = MAX_E
     try:
         size = os.path.getsize(path)
         if size > max_bytes:
-            raise error("YAML file is %d bytes, over the %d byte limit; refused" % (size, max_bytes),
-                                  file=name)
+            raise error("YAML file is %d bytes, over the %d byte limit; refused" % (size, max_bytes), file=name)
         with open(path, "rb") as handle:
             raw = handle.read(max_bytes + 1)
     except OSError as exc:

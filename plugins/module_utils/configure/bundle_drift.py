@@ -466,4 +466,3 @@ def bundle_drift(client: KubeApi, bundle: str, deployer: str = "auto", component
         results.append(_CHECKS[exp.kind](client, exp))
     return {"deployer": kind, "bundle": bundle, "recipe_criteria": recipe.criteria.to_dict(), "components": results,
             "summary": summarize(results)}
-

@@ -270,4 +270,3 @@ def collect_cluster_snapshot(client: KubeApi, label_selector: str = "", host_fac
         "criteria": criteria.to_dict(),
         "evidence": evidence,
     }
-

@@ -359,4 +359,3 @@ def read_gpus(nvml: Any = None, host: str = "localhost", xid_window_s: float = 0
             if not reader.is_nvml_error(err):
                 raise
     return reading
-

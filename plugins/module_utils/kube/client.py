@@ -310,7 +310,6 @@ class KubeClient:  # pylint: disable=too-many-instance-attributes
 
     # ------------------------------------------------------------------ lifecycle
 
-
     # The typed API groups are built on first use: importing kubernetes.client's CoreV1Api alone takes ~1.8 s and
     # AppsV1Api ~0.5 s on a 2-core machine, and most modules need one or two of them per task.
     @functools.cached_property
