@@ -5,6 +5,8 @@
 from __future__ import annotations
 
 import os
+import sys
+import subprocess
 import time
 
 import pytest
@@ -180,6 +182,22 @@ def test_timeout_kills_the_whole_process_group(tmp_path):
     while _pid_alive(child) and time.monotonic() < deadline:
         time.sleep(0.02)
     assert not _pid_alive(child), "background child %d survived the timeout kill" % child
+
+
+def test_stragglers_are_gone_when_the_result_is_returned(tmp_path):
+    """A leader that exits and leaves a child in its group: the child is killed AND gone before run_one returns
+    (no polling by the caller), even with a CPU-bound process beside it."""
+    pidfile = tmp_path / "child.pid"
+    busy = subprocess.Popen([sys.executable, "-c", "while True: pass"])  # pylint: disable=consider-using-with
+    try:
+        for _ in range(5):
+            out = run_one(Command(["sh", "-c", "sleep 60 & echo $! > %s; echo started" % pidfile], timeout_s=10))
+            assert out.ok and not out.timed_out and out.stdout == "started\n"
+            child = int(pidfile.read_text().strip())
+            assert not _pid_alive(child), "straggler %d still runs after run_one returned" % child
+    finally:
+        busy.kill()
+        busy.wait()
 
 
 def test_a_process_ignoring_sigterm_gets_sigkill_after_the_grace(tmp_path):

@@ -354,6 +354,41 @@ def _signal_group(pgid: int, sig: int) -> None:
         pass
 
 
+#: How long :func:`_wait_group_gone` waits for SIGKILLed stragglers to leave the process table.
+GROUP_EXIT_WAIT_S = 5.0
+
+
+def _group_has_live_member(pgid: int) -> bool:
+    """Whether a process of group ``pgid`` still runs (zombies waiting for their reaper do not count)."""
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        pids = [name for name in os.listdir("/proc") if name.isdigit()]
+    except OSError:  # no procfs: the signal probe above is all we know
+        return True
+    for pid in pids:
+        try:
+            with open("/proc/%s/stat" % pid, encoding="utf-8") as handle:
+                fields = handle.read().rsplit(")", 1)[-1].split()
+        except OSError:
+            continue
+        if len(fields) > 2 and fields[2] == str(pgid) and fields[0] != "Z":
+            return True
+    return False
+
+
+def _wait_group_gone(pgid: int, timeout_s: float = GROUP_EXIT_WAIT_S) -> None:
+    """After SIGKILL, wait (bounded) until no member of the group runs, so a result is only returned once the
+    launch's processes are really gone; on a loaded machine the kernel takes a moment to tear them down."""
+    deadline = time.monotonic() + timeout_s
+    while _group_has_live_member(pgid) and time.monotonic() < deadline:
+        time.sleep(0.02)
+
+
 class _Running:  # pylint: disable=too-few-public-methods
     """One started process with its output files and deadlines."""
 
@@ -385,6 +420,7 @@ class _Running:  # pylint: disable=too-few-public-methods
         duration = time.monotonic() - self.started
         if self.proc is not None:
             _signal_group(self.proc.pid, signal.SIGKILL)  # stragglers of a finished or killed launch
+            _wait_group_gone(self.proc.pid)
         stdout, stderr = _read_tail(self.out), _read_tail(self.err)
         self.out.close()
         self.err.close()
