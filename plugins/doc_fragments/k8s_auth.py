@@ -5,7 +5,7 @@ from __future__ import annotations
 
 
 class ModuleDocFragment:
-    """Connection options of every Kubernetes-facing module (module_utils/kube/client.py K8S_AUTH_SPEC)."""
+    """Connection options of every Kubernetes-facing module (module_utils/kube/connection_options.py K8S_AUTH_SPEC)."""
 
     DOCUMENTATION = r"""
 options:

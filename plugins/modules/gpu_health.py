@@ -168,8 +168,8 @@ readings:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.dsxos.cluster.plugins.module_utils.certify.entry import GPU_HEALTH
 from ansible_collections.dsxos.cluster.plugins.module_utils.common.entry import call_entry, finish
+from ansible_collections.dsxos.cluster.plugins.module_utils.gpu.entry import GPU_HEALTH
 
 
 def main() -> None:

@@ -204,7 +204,7 @@ log_tail:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.dsxos.cluster.plugins.module_utils.certify.entry import NCCL_TEST
+from ansible_collections.dsxos.cluster.plugins.module_utils.certify.host_entry import NCCL_TEST
 from ansible_collections.dsxos.cluster.plugins.module_utils.common.entry import call_entry, finish
 
 

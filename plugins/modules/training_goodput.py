@@ -309,7 +309,7 @@ reason:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.dsxos.cluster.plugins.module_utils.certify.entry import TRAINING_GOODPUT
+from ansible_collections.dsxos.cluster.plugins.module_utils.certify.host_entry import TRAINING_GOODPUT
 from ansible_collections.dsxos.cluster.plugins.module_utils.common.entry import call_entry, finish
 
 

@@ -27,17 +27,14 @@ class ControllerAction(ActionBase):
     that prints one line per call on the controller (``<module>: <message>``)."""
 
     TRANSFERS_FILES = False
-    ENTRY: Optional[EntryPoint] = None
+    ENTRY: EntryPoint  # set by make_action()
     PROGRESS = False
 
     def run(self, tmp: Any = None, task_vars: Any = None) -> Dict[str, Any]:
         result = super().run(tmp, task_vars)
         del tmp
         entry = self.ENTRY
-        if entry is None:  # a programming error in the plugin file, reported like any failure
-            result.update(failed=True, msg="%s declares no ENTRY" % type(self).__name__)
-            return result
-        _validation, tagged = self.validate_argument_spec(argument_spec=entry.spec)
+        _validation, tagged = self.validate_argument_spec(argument_spec=entry.spec, **entry.module_options)
         # Templated values arrive as tagged/unsafe str subclasses: hand plain data to module_utils.
         args = json.loads(json.dumps(tagged, default=str))
         context: Dict[str, Any] = {}

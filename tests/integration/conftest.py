@@ -43,6 +43,11 @@ def uses_fabric(item: pytest.Item) -> bool:
     return bool(FABRIC_FIXTURES.intersection(getattr(item, "fixturenames", ()))) or item.path.name in FABRIC_FILES
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Register the mark also when xdist is off (``-p no:xdist``), so serial runs do not warn about it."""
+    config.addinivalue_line("markers", "xdist_group(name): tests that must run one after another on one xdist worker")
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:  # pylint: disable=unused-argument
     """Put every fabric test into one xdist group (runs before xdist turns the marks into node id suffixes)."""

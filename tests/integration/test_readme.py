@@ -81,7 +81,6 @@ def newcomer_env(home: Path, tmp: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANSIBLE_", "VIRTUAL_ENV", "PYTHONPATH", "MAKE"))}
     env.update(HOME=str(home), PATH=os.pathsep.join(path), VENV=str(Path(sys.executable).parent.parent),
                DSXOS_REPO=str(REPO), DSXOS_TMP=str(tmp), PIP_DISABLE_PIP_VERSION_CHECK="1")
-    env.pop("MAKEFLAGS", None)
     return env
 
 

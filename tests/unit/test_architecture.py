@@ -6,13 +6,17 @@
 * ``plugins/module_utils/`` holds packages only; which package may import which is ``ALLOWED`` below (the same table
   as the diagram in docs/architecture.md, which this test also reads).
 * module_utils never imports Ansible; nothing under plugins/, roles/ or playbooks/ imports the test harnesses.
-* every module and action plugin reaches its domain code through ``common.entry`` and one phase's ``entry`` file.
+* every module and action plugin reaches its domain code through ``common.entry`` and one phase's ``entry`` file
+  (``host_entry`` for the modules that run on every GPU host);
+* those host-side entry files stay light: importing them loads neither ``kubernetes`` nor the controller-side code.
 """
 from __future__ import annotations
 
 import ast
 import os
 import re
+import subprocess
+import sys
 from typing import Dict, Iterator, List, Set, Tuple
 
 import pytest
@@ -30,6 +34,13 @@ ALLOWED: Dict[str, Set[str]] = {
     "certify": {"common", "kube", "gpu"},
     "operate": {"common", "kube", "gpu", "certify"},
 }
+
+
+#: The files a module or action plugin may import from module_utils: a phase's entry points.
+ENTRY_FILES = ("entry", "host_entry")
+
+#: Entry files of modules that run on every managed GPU host (AnsiballZ ships and imports them there, once per task).
+HOST_ENTRIES = ("gpu.entry", "certify.host_entry")
 
 
 def _imports(path: str) -> Iterator[Tuple[int, str]]:
@@ -158,9 +169,28 @@ def test_modules_and_actions_reach_domain_code_only_through_an_entry_file(path):
     bad = set()
     for _line, name in _imports(path):
         parts = name[len(PREFIX):].split(".") if name.startswith(PREFIX) else None
-        if parts is not None and (len(parts) < 2 or parts[1] != "entry"):
+        if parts is not None and (len(parts) < 2 or parts[1] not in ENTRY_FILES):
             bad.add(name[len(PREFIX):])
     assert not bad, "%s imports module_utils other than an entry file: %s" % (os.path.relpath(path, REPO), sorted(bad))
     tree = ast.parse(source)
     tries = [node.lineno for node in ast.walk(tree) if isinstance(node, ast.Try)]
     assert not tries, "%s keeps its own try/except at line(s) %s" % (os.path.relpath(path, REPO), tries)
+
+
+@pytest.mark.parametrize("entry", HOST_ENTRIES)
+def test_host_side_entries_stay_light(entry):
+    """gpu_health, nccl_test and training_goodput run on every GPU host: their entry must not pull in the Kubernetes
+    client or the controller-side certification code (a second of start-up per task and a payload many times larger)."""
+    code = ("import sys; import ansible_collections.dsxos.cluster.plugins.module_utils.%s; "
+            "print('\\n'.join(sorted(sys.modules)))" % entry)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True).stdout.split()
+    heavy = [name for name in loaded if name == "kubernetes" or name.startswith("kubernetes.")
+             or any(name.startswith(PREFIX + pkg) for pkg in ("kube", "configure", "operate"))
+             or name.startswith(PREFIX + "certify.") and name.split(".")[-1] in CONTROLLER_ONLY]
+    assert not heavy, "%s imports %s" % (entry, heavy[:10])
+
+
+#: certify files that only the controller-side modules use.
+CONTROLLER_ONLY = ("nccl_rounds", "runner_hosts", "runner_kubernetes", "isolation_planner", "topology_grouping",
+                   "node_certification", "report_model", "report_render", "report_html", "report_storage", "entry")

@@ -17,6 +17,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+from ansible_collections.dsxos.cluster.plugins.module_utils.common.entry import call_entry
 from ansible_collections.dsxos.cluster.plugins.module_utils.certify import entry, report_model, report_render, report_storage
 from ansible_collections.dsxos.cluster.plugins.module_utils.certify.report_format import format_size
 from ansible_collections.dsxos.cluster.plugins.module_utils.certify.report_html import to_html
@@ -521,9 +522,9 @@ def test_configmap_errors_name_the_problem(k8s_emulator):
     result = entry.run_certify_report(_k8s(k8s_emulator, report=sample(), configmap={"namespace": "absent-ns", "name": "r"}))
     assert result["failed"] and "absent-ns" in result["msg"] and result["error"]["status"] == 404
     calls = k8s_emulator.api_calls()
-    bad = entry.run_certify_report(_k8s(k8s_emulator, report=sample(), configmap={"namespace": "Bad_NS", "name": "r"}))
+    bad = call_entry(entry.CERTIFY_REPORT, _k8s(k8s_emulator, report=sample(), configmap={"namespace": "Bad_NS", "name": "r"}))
     assert bad["failed"] and "configmap.namespace" in bad["msg"] and "Bad_NS" in bad["msg"]
-    bad_name = entry.run_certify_report(_k8s(k8s_emulator, report=sample(), configmap={"namespace": "ns", "name": "no/slash"}))
+    bad_name = call_entry(entry.CERTIFY_REPORT, _k8s(k8s_emulator, report=sample(), configmap={"namespace": "ns", "name": "no/slash"}))
     assert bad_name["failed"] and "configmap.name" in bad_name["msg"] and "no/slash" in bad_name["msg"]
     assert k8s_emulator.api_calls() == calls, "invalid names never reach the API"
     with client_from_params(_k8s(k8s_emulator)) as client:

@@ -8,6 +8,7 @@ import os
 
 import pytest
 
+from ansible_collections.dsxos.cluster.plugins.module_utils.kube.connection_options import K8S_AUTH_SPEC
 from ansible_collections.dsxos.cluster.plugins.module_utils.common.entry import EntryPoint, call_entry
 from ansible_collections.dsxos.cluster.plugins.module_utils.common.errors import DsxosError
 from ansible_collections.dsxos.cluster.plugins.module_utils.configure import entry
@@ -41,7 +42,7 @@ def test_every_entry_point_is_declared_once_with_its_module_name():
         assert isinstance(entry_point, EntryPoint) and entry_point.doing and callable(entry_point.run)
         assert entry_point.fqcn == "dsxos.cluster." + entry_point.name
     for name in ("kubeconfig", "context", "qps", "api_key"):
-        assert CLUSTER_SNAPSHOT.spec[name] == BUNDLE_DRIFT.spec[name] == kube_client.K8S_AUTH_SPEC[name]
+        assert CLUSTER_SNAPSHOT.spec[name] == BUNDLE_DRIFT.spec[name] == K8S_AUTH_SPEC[name]
     assert BUNDLE_DRIFT.spec["deployer"]["choices"] == ["auto", "helm", "argocd", "flux"]
 
 

@@ -12,6 +12,11 @@ from ansible_collections.dsxos.cluster.plugins.module_utils.kube.errors import K
 from ansible_collections.dsxos.cluster.plugins.module_utils.configure.errors import RecipeResolveError
 
 
+
+def _entry(run):
+    return EntryPoint(name="test_module", doing="testing", spec={}, run=run)
+
+
 def test_result_passes_through_with_changed_default():
     seen = {}
 
@@ -19,13 +24,13 @@ def test_result_passes_through_with_changed_default():
         seen.update(params=dict(params), check_mode=check_mode, diff=diff)
         return {"value": 1}
 
-    assert call_entry(entry, {"a": 1}, True, True) == {"value": 1, "changed": False}
+    assert call_entry(_entry(entry), {"a": 1}, True, True) == {"value": 1, "changed": False}
     assert seen == {"params": {"a": 1}, "check_mode": True, "diff": True}
 
 
 def test_entry_reported_failure_is_kept():
-    assert call_entry(lambda p, c, d: {"failed": True, "msg": "violated"}, {}) == {"failed": True, "msg": "violated", "changed": False}
-    assert "failed" not in call_entry(lambda p, c, d: {"failed": False, "changed": True}, {})
+    assert call_entry(_entry(lambda p, c, d: {"failed": True, "msg": "violated"}), {}) == {"failed": True, "msg": "violated", "changed": False}
+    assert "failed" not in call_entry(_entry(lambda p, c, d: {"failed": False, "changed": True}), {})
 
 
 @pytest.mark.parametrize("exc, needle", [
@@ -36,7 +41,7 @@ def test_expected_errors_become_failures_with_structured_error(exc, needle):
     def entry(params, check_mode, diff):
         raise exc
 
-    result = call_entry(entry, {})
+    result = call_entry(_entry(entry), {})
     assert result["failed"] is True and needle in result["msg"]
     assert result["error"]["message"] and result["changed"] is False
 
@@ -45,7 +50,7 @@ def test_os_error_names_the_file():
     def entry(params, check_mode, diff):
         raise PermissionError(13, "Permission denied", "/srv/bundle")
 
-    result = call_entry(entry, {})
+    result = call_entry(_entry(entry), {})
     assert result == {"failed": True, "msg": "/srv/bundle: Permission denied", "changed": False}
 
 
@@ -84,7 +89,7 @@ def test_context_reaches_run_and_keyboard_interrupt_is_not_swallowed():
         raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
-        call_entry(run, {}, progress=seen.append)
+        call_entry(_entry(run), {}, progress=seen.append)
     assert seen == ["round 1"]
 
 

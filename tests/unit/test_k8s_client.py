@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, dsxos.cluster contributors
 # Apache License 2.0 (see LICENSE)
-"""The Kubernetes access layer (module_utils/kube/client.py, k8s_names.py) against the emulator."""
+"""The Kubernetes access layer (module_utils/kube/client.py, kube/names.py) against the emulator."""
 from __future__ import annotations
 
 import socket
@@ -11,9 +11,10 @@ import time
 import pytest
 
 from ansible_collections.dsxos.cluster.plugins.module_utils.kube.client import (
-    K8S_AUTH_SPEC, K8sAuth, K8sConfigError, K8sConflict, K8sForbidden, K8sNotFound, K8sRetriesExhausted, K8sUnauthorized,
+    K8sAuth, K8sConfigError, K8sConflict, K8sForbidden, K8sNotFound, K8sRetriesExhausted, K8sUnauthorized,
     K8sUnreachable, KubeClient, TokenBucket, auth_from_params, client_from_params,
 )
+from ansible_collections.dsxos.cluster.plugins.module_utils.kube.connection_options import K8S_AUTH_SPEC
 from ansible_collections.dsxos.cluster.plugins.module_utils.kube.names import (
     K8sInvalidName, validate_label_key, validate_label_selector, validate_label_value, validate_namespace, validate_node_name,
 )

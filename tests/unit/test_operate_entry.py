@@ -14,7 +14,7 @@ import yaml
 from ansible_collections.dsxos.cluster.plugins.doc_fragments.circuit_breaker import ModuleDocFragment
 from ansible_collections.dsxos.cluster.plugins.module_utils.common.entry import EntryPoint, call_entry
 from ansible_collections.dsxos.cluster.plugins.module_utils.kube import client as kube_client
-from ansible_collections.dsxos.cluster.plugins.module_utils.kube.client import K8S_AUTH_SPEC
+from ansible_collections.dsxos.cluster.plugins.module_utils.kube.connection_options import K8S_AUTH_SPEC
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate import entry
 from ansible_collections.dsxos.cluster.tests.harness.k8s_emulator.pytest_fixture import (  # noqa: F401  pylint: disable=unused-import
     k8s_emulator, k8s_emulator_factory)

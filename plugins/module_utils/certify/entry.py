@@ -11,24 +11,16 @@ and raises a :class:`DsxosError` for bad input. Modules and actions reach this f
 * :data:`CERTIFY_NCCL` (controller action with progress): the adaptive NCCL certification over hosts or Kubernetes.
 * :data:`CERTIFY_REPORT` (controller action): build, render and store the certification report.
 * :data:`NODE_CERTIFICATION`: per-node verdicts from the categories' results, optionally as node labels.
-* :data:`NCCL_TEST`: one nccl-tests run on this host.
-* :data:`TRAINING_GOODPUT`: run one rank of the goodput workload, or evaluate the ranks' logs.
-* :data:`GPU_HEALTH`: NVML readings (live or recorded) and DCGM diagnostics judged against a health policy.
+
+The modules that run on every GPU host have lighter entry files: ``nccl_test`` and ``training_goodput`` in
+:mod:`.host_entry`, ``gpu_health`` in ``gpu/entry.py``.
 """
 from __future__ import annotations
 
-import socket
-import sys
 from typing import Any, Callable, Dict, List, Mapping, Optional
 
 from ansible_collections.dsxos.cluster.plugins.module_utils.certify.errors import CertifyError
-from ansible_collections.dsxos.cluster.plugins.module_utils.certify.goodput_inputs import log_entries
-from ansible_collections.dsxos.cluster.plugins.module_utils.certify.goodput_launcher import GoodputLaunchError, LaunchConfig, launch_rank
-from ansible_collections.dsxos.cluster.plugins.module_utils.certify.goodput_stats import evaluate_logs
-from ansible_collections.dsxos.cluster.plugins.module_utils.certify.nccl_local_test import local_launch, run_local_test
-from ansible_collections.dsxos.cluster.plugins.module_utils.certify.nccl_results import canonical_collective
 from ansible_collections.dsxos.cluster.plugins.module_utils.certify.nccl_rounds import SCALES, CertifyNode, certify_nccl, nodes_from_params, validate_config
-from ansible_collections.dsxos.cluster.plugins.module_utils.certify.nccl_runner import binary_path
 from ansible_collections.dsxos.cluster.plugins.module_utils.certify.nccl_thresholds import load_thresholds_file
 from ansible_collections.dsxos.cluster.plugins.module_utils.certify.node_certification import (
     CATEGORIES, DEFAULT_VALID_FOR_S, aggregate_certification, certification_summary, epoch_seconds, label_nodes, label_requests,
@@ -45,19 +37,10 @@ from ansible_collections.dsxos.cluster.plugins.module_utils.certify.runner_kuber
 )
 from ansible_collections.dsxos.cluster.plugins.module_utils.certify.topology_grouping import group_nodes
 from ansible_collections.dsxos.cluster.plugins.module_utils.common.entry import EntryPoint
-from ansible_collections.dsxos.cluster.plugins.module_utils.gpu.dcgm_run import dcgm_report
-from ansible_collections.dsxos.cluster.plugins.module_utils.gpu.errors import GpuError
-from ansible_collections.dsxos.cluster.plugins.module_utils.gpu.health_checks import evaluate, validate_policy
-from ansible_collections.dsxos.cluster.plugins.module_utils.gpu.nvml_reader import import_pynvml, read_gpus
-from ansible_collections.dsxos.cluster.plugins.module_utils.gpu.nvml_recording import RecordedNvml
-from ansible_collections.dsxos.cluster.plugins.module_utils.kube.client import K8S_AUTH_SPEC, client_from_params, require_kubernetes
+from ansible_collections.dsxos.cluster.plugins.module_utils.kube.client import client_from_params
+from ansible_collections.dsxos.cluster.plugins.module_utils.kube.connection_options import K8S_AUTH_SPEC
 from ansible_collections.dsxos.cluster.plugins.module_utils.kube.errors import K8sError
 from ansible_collections.dsxos.cluster.plugins.module_utils.kube.names import validate_namespace, validate_subdomain
-
-
-def _host() -> str:
-    """This host's name, as the results and messages show it."""
-    return socket.gethostname() or "localhost"
 
 
 # ---------------------------------------------------------------------------- certify_nccl
@@ -95,8 +78,7 @@ def _thresholds(params: Mapping[str, Any]) -> Any:
 
 
 def run_certify_nccl(params: Mapping[str, Any], check_mode: bool = False, diff: bool = False,
-                     progress: Optional[Callable[[str, Dict[str, Any]], None]] = None,
-                     client_factory: Optional[Callable[[Mapping[str, Any]], Any]] = None) -> Dict[str, Any]:
+                     progress: Optional[Callable[[str, Dict[str, Any]], None]] = None) -> Dict[str, Any]:
     """The ``certify_nccl`` module: validate, list/accept nodes, build the runner, run :func:`certify_nccl`.
 
     Bad input raises (:class:`CertifyError`, ``ThresholdConfigError``, ...: all :class:`DsxosError`);
@@ -132,10 +114,10 @@ def run_certify_nccl(params: Mapping[str, Any], check_mode: bool = False, diff: 
     elif params.get("kubernetes") is not None or not validate_only:
         kube_opts = kube_options_from_params(params.get("kubernetes") or {}, timeout_s=timeout_s, max_parallel=max_parallel)
     base = {"changed": False, "config": config.to_dict(), "runner": runner_kind}
+    client = None
     try:
-        client = None
         if runner_kind == "kubernetes":
-            client = (client_factory or client_from_params)(params)
+            client = client_from_params(params)
             if params.get("nodes") is None:
                 nodes = k8s_nodes(client, params.get("node_selector"))
                 if not nodes:
@@ -165,6 +147,9 @@ def run_certify_nccl(params: Mapping[str, Any], check_mode: bool = False, diff: 
     except K8sError as err:
         base.update(failed=True, msg=str(err), error=err.to_dict())
         return base
+    finally:
+        if client is not None:
+            client.close()
     if not params.get("return_tests", True):
         result["tests"] = []
     base.update(result)
@@ -205,15 +190,9 @@ def run_certify_report(params: Mapping[str, Any], check_mode: bool = False, diff
     configmap = params.get("configmap")
     if not dest_dir and not configmap:
         raise CertifyReportError("give dest_dir, configmap or both: the report would be stored nowhere", field="dest_dir")
-    for fmt in formats:
-        if fmt not in FORMATS:
-            raise CertifyReportError("unknown report format; use %s" % ", ".join(FORMATS), field="formats", value=fmt)
-    if configmap:
-        try:
-            namespace = validate_namespace(configmap.get("namespace"), "configmap.namespace")
-            name = validate_subdomain(configmap.get("name"), "configmap.name")
-        except K8sError as err:
-            return {"failed": True, "changed": False, "msg": str(err), "error": err.to_dict()}
+    if configmap:  # names are checked before anything is rendered, written or sent
+        namespace = validate_namespace(configmap.get("namespace"), "configmap.namespace")
+        name = validate_subdomain(configmap.get("name"), "configmap.name")
     wanted = list(dict.fromkeys(formats + (["json", "markdown"] if configmap else [])))
     rendered = render_formats(report, wanted)
     result: Dict[str, Any] = {"changed": False, "summary": summarize(report), "result": report["result"],
@@ -265,8 +244,7 @@ NODE_CERTIFICATION_SPEC.update({
 })
 
 
-def run_node_certification(params: Mapping[str, Any], check_mode: bool = False, diff: bool = False,
-                           client_factory: Optional[Any] = None) -> Dict[str, Any]:
+def run_node_certification(params: Mapping[str, Any], check_mode: bool = False, diff: bool = False) -> Dict[str, Any]:
     """The ``node_certification`` module: aggregate, then (``label: true``) label the Kubernetes nodes.
 
     Returns ``report`` (the certify_report input), ``summary`` and, when labelling, ``labels``
@@ -286,12 +264,9 @@ def run_node_certification(params: Mapping[str, Any], check_mode: bool = False, 
         finished = epoch_seconds(data.finished)
         certified_at = int(finished) if finished is not None else None
     requests = label_requests(report["nodes"], certified_at, params.get("valid_for_s", DEFAULT_VALID_FOR_S))
-    if client_factory is None:
-        require_kubernetes()
-        client_factory = client_from_params
     try:
-        client = client_factory(params)
-        labelled = label_nodes(client, requests, check_mode=check_mode)
+        with client_from_params(params) as client:
+            labelled = label_nodes(client, requests, check_mode=check_mode)
     except K8sError as err:
         out.update(failed=True, msg=str(err), error=err.to_dict())
         return out
@@ -307,198 +282,3 @@ def run_node_certification(params: Mapping[str, Any], check_mode: bool = False, 
 
 NODE_CERTIFICATION = EntryPoint(name="node_certification", doing="aggregating node certification verdicts",
                                 spec=NODE_CERTIFICATION_SPEC, run=run_node_certification)
-
-
-# ---------------------------------------------------------------------------- nccl_test
-NCCL_TEST_SPEC: Dict[str, Any] = dict(
-    binary_dir=dict(type="path", required=True),
-    collective=dict(type="str", default="all_reduce"),
-    gpus=dict(type="int", default=8),
-    min_bytes=dict(type="str", default="1M"),
-    max_bytes=dict(type="str", default="8G"),
-    step_factor=dict(type="int", default=2),
-    iters=dict(type="int", default=20),
-    warmup=dict(type="int", default=5),
-    check=dict(type="bool", default=True),
-    env=dict(type="dict", default={}),
-    timeout_s=dict(type="int", default=600),
-    extra_args=dict(type="list", elements="str", default=[]),
-    mpirun=dict(type="dict", default={}, options=dict(
-        enabled=dict(type="bool", default=False),
-        path=dict(type="str", default="mpirun"),
-        args=dict(type="list", elements="str", default=[]),
-        allow_run_as_root=dict(type="bool", default=False),
-    )),
-    ignore_warn_patterns=dict(type="list", elements="str", default=[]),
-    large_message_bytes=dict(type="int"),
-    log_tail_chars=dict(type="int", default=4000),
-    fail_on_error=dict(type="bool", default=False),
-)
-
-
-def run_nccl_test(params: Mapping[str, Any], check_mode: bool = False, diff: bool = False) -> Dict[str, Any]:
-    """The ``nccl_test`` module: one nccl-tests run on this host; ``fail_on_error`` turns a bad run into a failure."""
-    del diff
-    host = _host()
-    launch = local_launch(params["binary_dir"], params["collective"], params["gpus"], params["timeout_s"],
-                          min_bytes=params["min_bytes"], max_bytes=params["max_bytes"], step_factor=params["step_factor"],
-                          iters=params["iters"], warmup=params["warmup"], check=params["check"], env=params["env"],
-                          extra_args=params["extra_args"], mpirun=params["mpirun"])
-    command = launch.to_command()
-    binary = binary_path(params["binary_dir"], params["collective"])
-    collective = canonical_collective(params["collective"])
-    base = dict(changed=False, host=host, collective=collective, ranks=params["gpus"], command=command.argv)
-    if check_mode:
-        return dict(base, ok=None, reasons=[])
-    outcome = run_local_test(command, binary, collective, host, params["gpus"], params["timeout_s"],
-                             large_message_bytes=params["large_message_bytes"],
-                             ignore_warn_patterns=params["ignore_warn_patterns"], log_tail_chars=params["log_tail_chars"])
-    if outcome.pop("did_not_run", False):
-        result = dict(base, ok=False, reasons=outcome["reasons"])
-        if params["fail_on_error"]:
-            result.update(failed=True, msg="nccl-tests %s on %s did not run: %s" % (collective, host, outcome["reasons"][0]))
-        return result
-    result = dict(base)
-    result.update(outcome)
-    if params["fail_on_error"] and not result["ok"]:
-        result.update(failed=True, msg="nccl-tests %s on %s failed: %s" % (collective, host, "; ".join(result["reasons"])))
-    return result
-
-
-NCCL_TEST = EntryPoint(name="nccl_test", doing="running nccl-tests on this host", spec=NCCL_TEST_SPEC, run=run_nccl_test)
-
-
-# ---------------------------------------------------------------------------- training_goodput
-TRAINING_GOODPUT_SPEC: Dict[str, Any] = dict(
-    mode=dict(type="str", default="run", choices=["run", "evaluate"]),
-    script=dict(type="path"),
-    python=dict(type="path"),
-    host=dict(type="str"),
-    rank=dict(type="int"),
-    world_size=dict(type="int"),
-    master_addr=dict(type="str"),
-    master_port=dict(type="int", default=29500),
-    ifname=dict(type="str"),
-    workdir=dict(type="path"),
-    clean=dict(type="bool", default=True),
-    steps=dict(type="int", default=200),
-    batch_size=dict(type="int", default=64),
-    hidden=dict(type="int", default=256),
-    layers=dict(type="int", default=3),
-    checkpoint_every=dict(type="int", default=50),
-    interrupt_after=dict(type="int"),
-    restart_delay_s=dict(type="float", default=0.0),
-    comm_timeout_s=dict(type="float", default=60.0),
-    timeout_s=dict(type="float", default=600.0),
-    threads=dict(type="int", default=1),
-    extra_args=dict(type="list", elements="str", default=[]),
-    max_log_bytes=dict(type="int", default=4194304),
-    runs=dict(type="list", elements="dict", default=[]),
-    logs=dict(type="list", elements="dict", default=[]),
-    expected_hosts=dict(type="list", elements="str", default=[]),
-    profile=dict(type="raw", default="dsxos"),
-    expected_steps=dict(type="int"),
-    min_goodput=dict(type="float"),
-    fail_on=dict(type="str", default="never", choices=["never", "fail"]),
-)
-_LAUNCH_OPTIONS = ("script", "rank", "world_size", "master_addr", "workdir", "master_port", "ifname", "steps", "batch_size",
-                   "hidden", "layers", "checkpoint_every", "interrupt_after", "restart_delay_s", "comm_timeout_s", "timeout_s",
-                   "threads", "extra_args", "clean", "max_log_bytes")
-
-
-def _goodput_run(params: Mapping[str, Any], check_mode: bool) -> Dict[str, Any]:
-    """Run this host's rank (both attempts); a workload failure is a result unless ``fail_on: fail``."""
-    config = LaunchConfig(python=params["python"] or sys.executable, host=params["host"] or socket.gethostname(),
-                          **{name: params[name] for name in _LAUNCH_OPTIONS})
-    problems = config.problems()
-    if problems:
-        raise GoodputLaunchError("; ".join(problems))
-    if check_mode:
-        return dict(changed=True, mode="run", msg="check mode: would run rank %d of %d" % (config.rank, config.world_size),
-                    host=config.host, rank=config.rank, log="", attempt_results=[], timed_out=False, workload_failed=False,
-                    reason=None)
-    result = launch_rank(config)
-    result.update(changed=True, mode="run")
-    if result["reason"] and params["fail_on"] == "fail":
-        result.update(failed=True, msg=result["reason"])
-    return result
-
-
-def _goodput_evaluate(params: Mapping[str, Any]) -> Dict[str, Any]:
-    """Goodput of the job from every rank's log (``runs``, ``logs``, ``expected_hosts``)."""
-    entries, run_steps = log_entries(params["runs"], params["logs"], params["expected_hosts"])
-    expected_steps = params["expected_steps"]
-    if expected_steps is None and params["profile"] == "dsxos":
-        expected_steps = run_steps
-    result = evaluate_logs(entries, profile=params["profile"], world_size=params["world_size"],
-                           expected_steps=expected_steps, min_goodput=params["min_goodput"])
-    result["warnings_found"] = result.pop("warnings")
-    result.update(changed=False, mode="evaluate")
-    if params["fail_on"] == "fail" and not result["passed"]:
-        result.update(failed=True, msg="training goodput failed: %s" % "; ".join(result["reasons"][:5]))
-    return result
-
-
-def run_training_goodput(params: Mapping[str, Any], check_mode: bool = False, diff: bool = False) -> Dict[str, Any]:
-    """The ``training_goodput`` module: ``mode: run`` (one rank, on each host) or ``mode: evaluate`` (once)."""
-    del diff
-    if params["mode"] == "evaluate":
-        return _goodput_evaluate(params)
-    return _goodput_run(params, check_mode)
-
-
-TRAINING_GOODPUT = EntryPoint(name="training_goodput", doing="measuring training goodput", spec=TRAINING_GOODPUT_SPEC,
-                              run=run_training_goodput,
-                              module_options={"required_if": [("mode", "run", ("script", "rank", "world_size", "master_addr",
-                                                                               "workdir"))]})
-
-
-# ---------------------------------------------------------------------------- gpu_health
-GPU_HEALTH_SPEC: Dict[str, Any] = dict(
-    expected_gpu_count=dict(type="int"),
-    xid_window_s=dict(type="float", default=5.0),
-    thresholds=dict(type="dict", default={}),
-    recorded_readings=dict(type="path"),
-    return_readings=dict(type="bool", default=False),
-    dcgm_level=dict(type="int", default=0, choices=[0, 1, 2, 3, 4]),
-    dcgm_timeout_s=dict(type="int"),
-    dcgmi_path=dict(type="path"),
-    dcgm_recorded_output=dict(type="path"),
-    fail_on=dict(type="str", default="never", choices=["never", "warn", "fail"]),
-)
-_FAIL_RANK = {"never": 99, "warn": 1, "fail": 2}
-_STATUS_RANK = {"ok": 0, "warn": 1, "fail": 2}
-
-
-def run_gpu_health(params: Mapping[str, Any], check_mode: bool = False, diff: bool = False) -> Dict[str, Any]:
-    """The ``gpu_health`` module: read the GPUs (NVML, or ``recorded_readings``), optionally run DCGM, judge."""
-    del check_mode, diff  # read-only: check mode reads and judges just the same
-    if params["dcgm_recorded_output"] and not params["dcgm_level"]:
-        raise GpuError("dcgm_recorded_output needs dcgm_level 1-4 (the level the output was produced with)")
-    if params["xid_window_s"] < 0:
-        raise GpuError("xid_window_s must not be negative (got %s)" % params["xid_window_s"])
-    policy = validate_policy(params["thresholds"])
-    if params["recorded_readings"]:
-        nvml: Any = RecordedNvml.from_file(params["recorded_readings"])
-        host = nvml.recording.get("host") or _host()
-    else:
-        nvml = import_pynvml()
-        host = _host()
-    readings = read_gpus(nvml, host=host, xid_window_s=params["xid_window_s"])
-    level = params["dcgm_level"]
-    report = None
-    if level:
-        report = dcgm_report(level, _host(), dcgmi_path=params["dcgmi_path"], timeout_s=params["dcgm_timeout_s"],
-                             recorded_output=params["dcgm_recorded_output"])
-    result = evaluate(readings, params["expected_gpu_count"], policy, dcgm=report, dcgm_level=level or None)
-    result["dcgm"] = report
-    if params["return_readings"]:
-        result["readings"] = readings
-    result["changed"] = False
-    if _STATUS_RANK[result["verdict"]] >= _FAIL_RANK[params["fail_on"]]:
-        result.update(failed=True, msg="GPU health %s on %s: %s" % (result["verdict"], result["host"],
-                                                                    "; ".join(result["reasons"][:5])))
-    return result
-
-
-GPU_HEALTH = EntryPoint(name="gpu_health", doing="checking GPU health", spec=GPU_HEALTH_SPEC, run=run_gpu_health)

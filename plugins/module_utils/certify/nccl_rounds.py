@@ -10,7 +10,7 @@ Kubernetes nodes):
    unreachable nodes are excluded, each with its reason;
 2. an :class:`~isolation_planner.IsolationPlanner` plans rounds of disjoint group tests;
 3. each round's tests are launched through a *runner* (``runner.run_tests(tests, collective)``
-   returns ``{test_id: RunOutput}``; see :mod:`certify_runners`), once per collective;
+   returns ``{test_id: RunOutput}``; see :mod:`runner_hosts` and :mod:`runner_kubernetes`), once per collective;
 4. every log is parsed with :func:`nccl_results.parse_nccl_output` and judged with
    :mod:`nccl_thresholds`: the absolute floor of the accelerator/scope/collective when one is known,
    and the fleet of group results of this run: the round's own results plus the passing results of

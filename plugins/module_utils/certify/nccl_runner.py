@@ -354,7 +354,8 @@ def _signal_group(pgid: int, sig: int) -> None:
         pass
 
 
-#: How long :func:`_wait_group_gone` waits for SIGKILLed stragglers to leave the process table.
+#: How long :func:`run_groups` waits, after its leader exited and its group was SIGKILLed, for a launch's stragglers to
+#: leave the process table before returning its result anyway (a process in uninterruptible sleep may never leave).
 GROUP_EXIT_WAIT_S = 5.0
 
 
@@ -381,14 +382,6 @@ def _group_has_live_member(pgid: int) -> bool:
     return False
 
 
-def _wait_group_gone(pgid: int, timeout_s: float = GROUP_EXIT_WAIT_S) -> None:
-    """After SIGKILL, wait (bounded) until no member of the group runs, so a result is only returned once the
-    launch's processes are really gone; on a loaded machine the kernel takes a moment to tear them down."""
-    deadline = time.monotonic() + timeout_s
-    while _group_has_live_member(pgid) and time.monotonic() < deadline:
-        time.sleep(0.02)
-
-
 class _Running:  # pylint: disable=too-few-public-methods
     """One started process with its output files and deadlines."""
 
@@ -401,6 +394,9 @@ class _Running:  # pylint: disable=too-few-public-methods
         self.deadline = self.started + command.timeout_s
         self.kill_at: Optional[float] = None
         self.timed_out = False
+        #: set when the leader has exited: when it ended, and until when to wait for its SIGKILLed group to be gone
+        self.ended: Optional[float] = None
+        self.reap_until: Optional[float] = None
         env = dict(base_env)
         env.update(command.env)
         program = command.argv[0]
@@ -416,11 +412,21 @@ class _Running:  # pylint: disable=too-few-public-methods
         except OSError as exc:
             self.error = "cannot start %s: %s" % (program, exc.strerror or exc)
 
+    def reaped(self, now: float) -> bool:
+        """Called once the leader has exited: SIGKILL the stragglers of its group (first call), then whether the
+        result may be returned - no member of the group runs any more, or :data:`GROUP_EXIT_WAIT_S` has passed.
+        On a loaded machine the kernel takes a moment to tear killed processes down; the caller keeps polling
+        meanwhile, so a process that never leaves (uninterruptible sleep) delays no other launch."""
+        if self.proc is None:
+            return True
+        if self.reap_until is None:
+            self.ended = now
+            self.reap_until = now + GROUP_EXIT_WAIT_S
+            _signal_group(self.proc.pid, signal.SIGKILL)
+        return not _group_has_live_member(self.proc.pid) or now >= self.reap_until
+
     def finish(self) -> RunOutput:
-        duration = time.monotonic() - self.started
-        if self.proc is not None:
-            _signal_group(self.proc.pid, signal.SIGKILL)  # stragglers of a finished or killed launch
-            _wait_group_gone(self.proc.pid)
+        duration = (self.ended if self.ended is not None else time.monotonic()) - self.started
         stdout, stderr = _read_tail(self.out), _read_tail(self.err)
         self.out.close()
         self.err.close()
@@ -438,8 +444,8 @@ def run_groups(specs: Mapping[str, LaunchSpec], max_parallel: int = 4, grace_s: 
     """Run every launch (at most ``max_parallel`` at once), each with its own timeout; return ``{test_id: RunOutput}``.
 
     Specs are validated before anything starts. A launch past its deadline gets SIGTERM on its process
-    group, then SIGKILL ``grace_s`` later; every group is SIGKILLed once its leader has exited, so no
-    straggler outlives its launch.
+    group, then SIGKILL ``grace_s`` later; every group is SIGKILLed once its leader has exited, and its result is
+    returned once the group is gone (at most :data:`GROUP_EXIT_WAIT_S` later), so no straggler outlives its launch.
     """
     _check_int(max_parallel, "max_parallel", 1, 4096)
     if isinstance(grace_s, bool) or not isinstance(grace_s, (int, float)) or grace_s < 0:
@@ -459,7 +465,10 @@ def run_groups(specs: Mapping[str, LaunchSpec], max_parallel: int = 4, grace_s: 
                 still: List[_Running] = []
                 for item in running:
                     if item.proc is None or item.proc.poll() is not None:
-                        results[item.test_id] = item.finish()
+                        if item.reaped(now):
+                            results[item.test_id] = item.finish()
+                        else:
+                            still.append(item)
                         continue
                     if not item.timed_out and now >= item.deadline:
                         item.timed_out = True

@@ -28,14 +28,8 @@ def format_gbps(value: Optional[float], unit: bool = True) -> str:
     return ("%.1f GB/s" if unit else "%.1f") % value
 
 
-def format_seconds(value: Optional[float], fixed: bool = False) -> str:
-    """A duration for people: ``42.0 s``, ``12m 05s``, ``1h 02m 03s`` (``-`` when unknown).
-
-    ``fixed=True`` is the machine form JUnit's ``time`` attributes need: seconds with three decimals (``42.000``),
-    ``0.000`` when unknown.
-    """
-    if fixed:
-        return "%.3f" % (value or 0.0)
+def format_seconds(value: Optional[float]) -> str:
+    """A duration for people: ``42.0 s``, ``12m 05s``, ``1h 02m 03s`` (``-`` when unknown)."""
     if value is None:
         return "-"
     if value < 120:

@@ -38,9 +38,14 @@ def _attr(value: Any) -> str:
     return quoteattr(_xml_text(value), {"\n": "&#10;", "\r": "&#13;", "\t": "&#9;"})
 
 
+def _junit_time(value: Optional[float]) -> str:
+    """JUnit's ``time`` attribute: seconds with three decimals, ``0.000`` when unknown."""
+    return "%.3f" % (value or 0.0)
+
+
 def _junit_case(cat: str, node: str, info: Mapping[str, Any], result: Optional[Mapping[str, Any]], limit: Optional[float]) -> Tuple[str, str]:
     """One <testcase> and its outcome (passed, failed, skipped)."""
-    attrs = "classname=%s name=%s time=%s" % (_attr(cat), _attr(node), _attr(format_seconds(result and result.get("duration_s"), fixed=True)))
+    attrs = "classname=%s name=%s time=%s" % (_attr(cat), _attr(node), _attr(_junit_time(result and result.get("duration_s"))))
     if result is None:
         if info["verdict"] == "excluded":
             why = "node excluded: " + "; ".join(info["reasons"])
@@ -121,10 +126,10 @@ def to_junit(report: Mapping[str, Any]) -> str:
         props.append(("gpu.product", report["gpu"]["product"]))
     lines = ['<?xml version="1.0" encoding="UTF-8"?>\n',
              '<testsuites name="dsxos.cluster certify" tests="%d" failures="%d" errors="0" skipped="%d" time="%s">\n'
-             % (total["tests"], total["failures"], total["skipped"], format_seconds(total_time, fixed=True))]
+             % (total["tests"], total["failures"], total["skipped"], _junit_time(total_time))]
     for index, (name, body, counts, secs) in enumerate(suites):
         lines.append('  <testsuite name=%s id="%d" tests="%d" failures="%d" errors="0" skipped="%d" time="%s"%s>\n'
-                     % (_attr(name), index, counts["tests"], counts["failures"], counts["skipped"], format_seconds(secs, fixed=True),
+                     % (_attr(name), index, counts["tests"], counts["failures"], counts["skipped"], _junit_time(secs),
                         " timestamp=%s" % _attr(stamp) if stamp else ""))
         lines.append("    <properties>\n")
         lines.extend("      <property name=%s value=%s/>\n" % (_attr(k), _attr(v)) for k, v in props)

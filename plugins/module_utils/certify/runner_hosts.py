@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
+from ansible_collections.dsxos.cluster.plugins.module_utils.certify import nccl_runner
 from ansible_collections.dsxos.cluster.plugins.module_utils.certify.errors import CertifyError
 
 
@@ -33,13 +34,6 @@ class HostsRunner:
         self._spec_factory = spec_factory
 
     def _backend(self) -> Tuple[Callable[..., Dict[str, Any]], Callable[..., Any]]:
-        if self._run_groups is not None and self._spec_factory is not None:
-            return self._run_groups, self._spec_factory
-        try:
-            from ansible_collections.dsxos.cluster.plugins.module_utils.certify import nccl_runner  # pylint: disable=import-outside-toplevel
-        except ImportError as err:
-            raise CertifyError("the hosts runner needs plugins/module_utils/certify/nccl_runner.py: %s" % err,
-                               field="runner", value="hosts") from None
         return (self._run_groups or nccl_runner.run_groups), (self._spec_factory or nccl_spec_factory(nccl_runner))
 
     def run_tests(self, tests: Sequence[Any], collective: str) -> Dict[str, Any]:
@@ -89,7 +83,6 @@ def nccl_spec_factory(module: Any) -> Callable[..., Any]:
 
 def validate_hosts_launch(launch: Mapping[str, Any], collectives: Sequence[str]) -> None:
     """Build and render one launch per collective so a bad ``mpirun`` option fails before any test runs."""
-    from ansible_collections.dsxos.cluster.plugins.module_utils.certify import nccl_runner  # pylint: disable=import-outside-toplevel
     factory = nccl_spec_factory(nccl_runner)
     for collective in collectives:
         nccl_runner.build_mpirun_command(factory(hosts=["127.0.0.1", "127.0.0.2"], collective=collective, options=launch))

@@ -37,10 +37,11 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from ansible_collections.dsxos.cluster.plugins.module_utils.kube.api import KubeApi
 from ansible_collections.dsxos.cluster.plugins.module_utils.certify.errors import CertifyError
 from ansible_collections.dsxos.cluster.plugins.module_utils.certify.nccl_rounds import CertifyNode, RunOutput
 from ansible_collections.dsxos.cluster.plugins.module_utils.certify.topology_grouping import natural_key, node_info_from_k8s
+from ansible_collections.dsxos.cluster.plugins.module_utils.kube.api import KubeApi
+from ansible_collections.dsxos.cluster.plugins.module_utils.kube.client import ensure_namespace
 from ansible_collections.dsxos.cluster.plugins.module_utils.kube.errors import K8sApiError, K8sConflict, K8sError, K8sNotFound
 from ansible_collections.dsxos.cluster.plugins.module_utils.kube.names import validate_label_selector
 
@@ -276,24 +277,15 @@ class _Active:
 
 
 class KubernetesRunner:
-    """Runs group tests as Jobs through a :class:`k8s_client.KubeClient` (see the module docstring)."""
+    """Runs group tests as Jobs through a :class:`kube.client.KubeClient` (see the module docstring)."""
 
-    def __init__(self, client: KubeApi, options: KubeRunnerOptions, clock: Callable[[], float] = time.monotonic,
-                 batch_api: Any = None) -> None:
+    def __init__(self, client: KubeApi, options: KubeRunnerOptions, clock: Callable[[], float] = time.monotonic) -> None:
         self.client = client
         self.opts = options
         self.clock = clock
-        self.batch = batch_api if batch_api is not None else self._batch_api(client)
+        self.batch: Any = client.batch  # BatchV1Api, built on first use by KubeClient
         self.jobs_created: List[str] = []
         self.jobs_deleted: List[str] = []
-
-    @staticmethod
-    def _batch_api(client: KubeApi) -> Any:
-        batch = getattr(client, "batch", None)
-        if batch is not None:
-            return batch
-        from kubernetes import client as kube_client  # pylint: disable=import-outside-toplevel
-        return kube_client.BatchV1Api(client.api_client)
 
     # ------------------------------------------------------------------ API helpers
     def _json(self, resp: Any) -> Dict[str, Any]:
@@ -303,19 +295,8 @@ class KubernetesRunner:
         return self.client.to_plain(data)
 
     def ensure_namespace(self) -> bool:
-        """Create the namespace when it is missing; True when it was created."""
-        try:
-            self.client.call("get", "namespaces", self.client.core.read_namespace, self.opts.namespace, _preload_content=False)
-            return False
-        except K8sNotFound:
-            pass
-        body = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": self.opts.namespace,
-                                                                      "labels": {"app.kubernetes.io/managed-by": MANAGED_BY}}}
-        try:
-            self.client.call("create", "namespaces", self.client.core.create_namespace, body, _preload_content=False)
-        except K8sConflict:
-            return False
-        return True
+        """Create the namespace when it is missing; True when it was created (see :func:`kube.client.ensure_namespace`)."""
+        return ensure_namespace(self.client, self.opts.namespace, {"app.kubernetes.io/managed-by": MANAGED_BY})
 
     def _create(self, job: Dict[str, Any]) -> None:
         try:

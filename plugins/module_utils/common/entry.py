@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 import traceback
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, Mapping, Union
+from typing import Any, Callable, Dict, Mapping
 
 from ansible_collections.dsxos.cluster.plugins.module_utils.common.errors import DsxosError
 
@@ -64,20 +64,15 @@ def unexpected_failure(name: str, doing: str, err: BaseException) -> Dict[str, A
             "error": {"error": type(err).__name__, "message": text, "module": name, "doing": doing, "unexpected": True}}
 
 
-def call_entry(entry: Union[EntryPoint, Run], params: Mapping[str, Any], check_mode: bool = False, diff: bool = False,
+def call_entry(entry: EntryPoint, params: Mapping[str, Any], check_mode: bool = False, diff: bool = False,
                **context: Any) -> Dict[str, Any]:
-    """Run ``entry`` (an :class:`EntryPoint` or a bare ``run`` callable) and return a module result.
+    """Run ``entry.run`` and return a module result.
 
     ``context`` is passed to ``run`` as keyword arguments (a controller action's ``progress`` callback).
     The returned dict always has ``changed``; ``failed`` is present (True) only on failure.
     """
-    if isinstance(entry, EntryPoint):
-        run, name, doing = entry.run, entry.fqcn, entry.doing
-    else:
-        run, name = entry, getattr(entry, "__name__", "module")
-        doing = "running %s" % name
     try:
-        result = dict(run(params, check_mode, diff, **context))
+        result = dict(entry.run(params, check_mode, diff, **context))
     except DsxosError as err:
         result = {"failed": True, "msg": str(err), "error": err.to_dict()}
     except OSError as err:
@@ -85,7 +80,7 @@ def call_entry(entry: Union[EntryPoint, Run], params: Mapping[str, Any], check_m
     except (KeyboardInterrupt, SystemExit):
         raise
     except Exception as err:  # pylint: disable=broad-except
-        result = unexpected_failure(name, doing, err)
+        result = unexpected_failure(entry.fqcn, entry.doing, err)
     result.setdefault("changed", False)
     if not result.get("failed"):
         result.pop("failed", None)

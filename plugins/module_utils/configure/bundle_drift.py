@@ -24,7 +24,7 @@ from ansible_collections.dsxos.cluster.plugins.module_utils.configure.helm_relea
     HelmReleaseDecodeError, decode_release_secret, latest_release_secret, revision_of,
 )
 from ansible_collections.dsxos.cluster.plugins.module_utils.kube.api import KubeApi
-from ansible_collections.dsxos.cluster.plugins.module_utils.kube.client import K8sNotFound
+from ansible_collections.dsxos.cluster.plugins.module_utils.kube.errors import K8sNotFound
 from ansible_collections.dsxos.cluster.plugins.module_utils.kube.names import validate_label_value, validate_namespace, validate_subdomain
 from ansible_collections.dsxos.cluster.plugins.module_utils.configure.errors import RecipeLoadError, RecipePathError, RecipeSchemaError
 from ansible_collections.dsxos.cluster.plugins.module_utils.configure.recipe_model import ComponentRef, RecipeResult

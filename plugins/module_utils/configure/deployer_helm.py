@@ -24,7 +24,7 @@ from typing import Callable, Dict, List, Optional, Protocol, Tuple, TypeVar
 
 from ansible_collections.dsxos.cluster.plugins.module_utils.configure.bundle_writer import BundleFile
 from ansible_collections.dsxos.cluster.plugins.module_utils.configure.errors import RenderError
-from ansible_collections.dsxos.cluster.plugins.module_utils.configure.recipe_model import ComponentBundle, RecipeResult
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.recipe_model import COMPONENT_TYPES, ComponentBundle, RecipeResult
 from ansible_collections.dsxos.cluster.plugins.module_utils.common.safe_yaml import dump_yaml
 
 NAME = "helm"
@@ -76,7 +76,6 @@ class _Validated(Protocol):
 
 #: the options type of one deployer (each deployer module has its own ``DeployerOptions`` with ``validate()``)
 OptionsT = TypeVar("OptionsT", bound=_Validated)
-COMPONENT_TYPES = ("Helm", "Kustomize")
 
 
 def begin_render(options: Optional[OptionsT], default: Callable[[], OptionsT], components: List[ComponentBundle],

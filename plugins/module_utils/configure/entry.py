@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import asdict, is_dataclass
-from typing import Any, Dict, List, Mapping, Optional, Sequence
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
 
 from ansible_collections.dsxos.cluster.plugins.module_utils.common.entry import EntryPoint
 from ansible_collections.dsxos.cluster.plugins.module_utils.configure.bundle_drift import DEPLOYERS, bundle_drift
@@ -38,7 +38,7 @@ from ansible_collections.dsxos.cluster.plugins.module_utils.configure.snapshot i
     snapshot_from_host_facts,
     snapshot_from_values,
 )
-from ansible_collections.dsxos.cluster.plugins.module_utils.kube.client import K8S_AUTH_SPEC, client_from_params, require_kubernetes
+from ansible_collections.dsxos.cluster.plugins.module_utils.kube.connection_options import K8S_AUTH_SPEC
 
 
 #: Argument specs shared by the modules (docs, direct execution) and the controller-side action plugins.
@@ -231,14 +231,18 @@ def run_constraint_check(args: Mapping[str, Any], check_mode: bool = False, diff
     return out
 
 
+def _with_client(params: Mapping[str, Any], work: Callable[[Any], Dict[str, Any]]) -> Dict[str, Any]:
+    """:func:`..kube.client.run_with_client`, imported on first use: the three recipe modules share this file and
+    never talk to Kubernetes, so they must not pay for importing the ``kubernetes`` package (about a second)."""
+    from ansible_collections.dsxos.cluster.plugins.module_utils.kube.client import run_with_client  # pylint: disable=import-outside-toplevel
+    return run_with_client(params, work)
+
+
 def run_cluster_snapshot(params: Mapping[str, Any], check_mode: bool = False, diff: bool = False) -> Dict[str, Any]:
     """Adapter for the ``cluster_snapshot`` module: connection options + ``label_selector``, ``host_facts``, ``snapshot``."""
     del check_mode, diff  # read-only
-    require_kubernetes()
-    with client_from_params(params) as client:
-        result = collect_cluster_snapshot(client, params.get("label_selector") or "", params.get("host_facts"),
-                                          params.get("snapshot"))
-        result["api_calls"] = dict(client.stats)
+    result = _with_client(params, lambda client: collect_cluster_snapshot(
+        client, params.get("label_selector") or "", params.get("host_facts"), params.get("snapshot")))
     result["changed"] = False
     return result
 
@@ -249,10 +253,8 @@ def run_bundle_drift(params: Mapping[str, Any], check_mode: bool = False, diff: 
     bundle = params.get("bundle")
     if not bundle:
         raise RecipeLoadError("a bundle directory is required", field="bundle", value=bundle)
-    require_kubernetes()
-    with client_from_params(params) as client:
-        result = bundle_drift(client, str(bundle), params.get("deployer") or "auto", params.get("components") or None)
-        result["api_calls"] = dict(client.stats)
+    result = _with_client(params, lambda client: bundle_drift(
+        client, str(bundle), params.get("deployer") or "auto", params.get("components") or None))
     result["changed"] = False
     return result
 

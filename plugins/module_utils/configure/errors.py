@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from typing import Any, Dict, Optional
 
-from ansible_collections.dsxos.cluster.plugins.module_utils.common.errors import DsxosError, YamlLoadError
+from ansible_collections.dsxos.cluster.plugins.module_utils.common.errors import InputError, YamlLoadError
 
 
-class RecipeError(DsxosError):
+class RecipeError(InputError):
     """Base class: bad recipe data or a bad request.  ``str()`` is the full message.
 
     ``path`` is the recipe file (stored as the base class's ``file`` field).

@@ -17,7 +17,7 @@ Two JSON shapes are understood:
 :func:`parse_dcgm_diag` turns either into per-test results ``{test, category, status
 (pass|fail|warn|skip), gpu_ids, failed_gpu_ids, warned_gpu_ids, error_codes, messages, info, entities}``;
 :func:`diag_checks` turns a parsed report into health checks (same shape as
-:mod:`gpu_health`'s checks) with actions from :mod:`fault_catalog`.
+:mod:`health_checks`' checks) with actions from :mod:`fault_catalog`.
 """
 from __future__ import annotations
 
@@ -31,6 +31,8 @@ from ansible_collections.dsxos.cluster.plugins.module_utils.gpu.errors import Gp
 DIAG_LEVELS = (1, 2, 3, 4)
 #: Generous wall-clock limits per level (level 3 takes tens of minutes, level 4 hours on 8 GPUs).
 DEFAULT_TIMEOUT_S = {1: 300, 2: 1200, 3: 3600, 4: 10800}
+#: Seconds coreutils ``timeout`` waits after its SIGTERM before it SIGKILLs the diagnostic (``--kill-after``).
+KILL_AFTER_S = 30
 STATUS_RANK = {"skip": 0, "pass": 1, "warn": 2, "fail": 3}
 _STATUS_WORDS = {
     "pass": "pass", "passed": "pass", "ok": "pass",
@@ -56,7 +58,8 @@ def build_dcgmi_diag_command(level: Any, dcgmi: str = "dcgmi", gpu_ids: Optional
                              timeout_s: Optional[int] = None, timeout_bin: str = "timeout") -> List[str]:
     """argv for ``dcgmi diag -r <level> -j [-i ids]``, optionally under coreutils ``timeout``.
 
-    Meant for ``AnsibleModule.run_command(argv)`` (a list, never a shell string).
+    Run by :func:`dcgm_run.run_argv` (a list, never a shell string); ``timeout`` sends SIGKILL
+    :data:`KILL_AFTER_S` seconds after its SIGTERM.
     """
     validate_level(level)
     argv = [dcgmi, "diag", "-r", str(level), "-j"]
@@ -70,7 +73,7 @@ def build_dcgmi_diag_command(level: Any, dcgmi: str = "dcgmi", gpu_ids: Optional
         if isinstance(timeout_s, bool) or not isinstance(timeout_s, int) or timeout_s <= 0:
             raise DcgmDiagError("the DCGM diagnostic timeout must be a positive number of seconds", field="dcgm_timeout_s",
                                 value=timeout_s)
-        argv = [timeout_bin, "--kill-after=30", "%ds" % timeout_s] + argv
+        argv = [timeout_bin, "--kill-after=%d" % KILL_AFTER_S, "%ds" % timeout_s] + argv
     return argv
 
 

@@ -17,7 +17,7 @@ import subprocess
 from typing import Any, Dict, Optional, Tuple
 
 from ansible_collections.dsxos.cluster.plugins.module_utils.gpu.dcgm_diag import (
-    DEFAULT_TIMEOUT_S, DcgmDiagError, build_dcgmi_diag_command, error_report, parse_dcgm_diag,
+    DEFAULT_TIMEOUT_S, KILL_AFTER_S, DcgmDiagError, build_dcgmi_diag_command, error_report, parse_dcgm_diag,
 )
 from ansible_collections.dsxos.cluster.plugins.module_utils.gpu.errors import GpuError
 
@@ -26,7 +26,7 @@ from ansible_collections.dsxos.cluster.plugins.module_utils.gpu.errors import Gp
 EXTRA_BIN_DIRS = ("/sbin", "/usr/sbin", "/usr/local/sbin")
 #: Exit codes of coreutils ``timeout``: the command timed out (124) or had to be killed (137).
 TIMEOUT_EXIT_CODES = (124, 137)
-#: Extra seconds the Python-side guard waits beyond ``timeout --kill-after=30``.
+#: Extra seconds the Python-side guard waits beyond ``timeout --kill-after=KILL_AFTER_S``.
 _GUARD_S = 60
 
 
@@ -74,7 +74,7 @@ def dcgm_report(level: int, host: str, dcgmi_path: Optional[str] = None, timeout
         raise GpuError("coreutils 'timeout' not found on %s (needed to bound dcgmi diag)" % host)
     seconds = timeout_s or DEFAULT_TIMEOUT_S[level]
     argv = build_dcgmi_diag_command(level, dcgmi, timeout_s=seconds, timeout_bin=timeout_bin)
-    rc, out, err = run_argv(argv, timeout_s=seconds + 30 + _GUARD_S)
+    rc, out, err = run_argv(argv, timeout_s=seconds + KILL_AFTER_S + _GUARD_S)
     if rc is None or rc in TIMEOUT_EXIT_CODES:
         return error_report("dcgmi diag -r %d timed out after %d s" % (level, seconds))
     try:

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, dsxos.cluster contributors
 # Apache License 2.0 (see LICENSE)
-"""GPU health evaluation: a reading (see :mod:`gpu_readings`) -> checks and a host verdict.
+"""GPU health evaluation: a reading (see :mod:`nvml_reader`) -> checks and a host verdict.
 
 :func:`evaluate` runs one set of checks per GPU (NVML access, temperature, power, clock
 throttling, ECC mode and counters, retired pages, row remapping, PCIe link, NVLink, XID events)
@@ -27,7 +27,6 @@ from ansible_collections.dsxos.cluster.plugins.module_utils.gpu.errors import Gp
 
 STATUSES = ("ok", "warn", "fail")
 STATUS_RANK = {name: rank for rank, name in enumerate(STATUSES)}
-_LEVELS = ("ok", "warn", "fail")
 
 #: Default thresholds.  Temperatures in degrees C, counts are absolute counter values.
 DEFAULT_POLICY: Dict[str, Any] = {
@@ -73,7 +72,7 @@ def validate_policy(overrides: Optional[Mapping[str, Any]] = None, source: str =
             policy[key] = None
             continue
         if key in _STATUS_KEYS:
-            if value not in _LEVELS:
+            if value not in STATUSES:
                 raise GpuHealthPolicyError("must be one of ok, warn, fail", field=field, value=value)
         elif key in _LIST_KEYS:
             if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
@@ -117,10 +116,6 @@ class _Checks:
             item["uuid"] = self.gpu["uuid"]
         item.update(extra)
         self.items.append(item)
-
-
-def _has(gpu: Mapping[str, Any], key: str) -> bool:
-    return gpu.get(key) is not None
 
 
 def _unsupported(gpu: Mapping[str, Any], key: str) -> bool:
@@ -439,7 +434,7 @@ def evaluate(readings: Mapping[str, Any], expected_count: Optional[int] = None, 
              dcgm: Optional[Mapping[str, Any]] = None, dcgm_level: Optional[int] = None) -> Dict[str, Any]:
     """Checks per GPU and per host, the host verdict and the recommended action.
 
-    ``readings`` is a reading from :func:`gpu_readings.read_gpus`; ``policy`` is a full policy
+    ``readings`` is a reading from :func:`nvml_reader.read_gpus`; ``policy`` is a full policy
     (:func:`validate_policy`) or overrides; ``dcgm`` an optional parsed DCGM report
     (:func:`dcgm_diag.parse_dcgm_diag`).
     """

@@ -30,6 +30,7 @@ class KubeApi(Protocol):
     core: Any
     apps: Any
     policy: Any
+    batch: Any
     coordination: Any
     custom: Any
     version: Any

@@ -4,7 +4,7 @@
 """The one way this collection talks to Kubernetes: the official ``kubernetes`` Python client, wrapped.
 
 * :class:`K8sAuth` / :func:`auth_from_params` - connection options (kubeconfig/context, host + token, in-cluster) and
-  client behaviour (QPS/burst limiter, retries, timeouts), from a module's params (:data:`K8S_AUTH_SPEC`).
+  client behaviour (QPS/burst limiter, retries, timeouts), from a module's params (:data:`..connection_options.K8S_AUTH_SPEC`).
 * :class:`KubeClient` - typed API objects (``core``, ``apps``, ``policy``, ``coordination``, ``custom``, ``version``)
   plus :meth:`KubeClient.call`, which rate-limits, retries 429/5xx/connection errors with exponential backoff
   (honouring ``Retry-After``), counts calls and turns every failure into a :class:`K8sError` subclass that names the
@@ -18,10 +18,11 @@ import functools
 import json
 import os
 import re
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Mapping, Optional
+from typing import Any, Callable, Dict, Iterator, Mapping, Optional
 
 from ansible_collections.dsxos.cluster.plugins.module_utils.kube.api import KubeApi
 from ansible_collections.dsxos.cluster.plugins.module_utils.kube.errors import (  # noqa: F401  pylint: disable=unused-import
@@ -52,20 +53,6 @@ except ImportError as import_error:  # pragma: no cover - exercised by ansible-t
 
 
 #: argument_spec entries every Kubernetes-facing module merges into its own (documented by the ``k8s_auth`` doc fragment).
-K8S_AUTH_SPEC: dict[str, dict[str, Any]] = {
-    "kubeconfig": {"type": "path"},
-    "context": {"type": "str"},
-    "host": {"type": "str"},
-    "api_key": {"type": "str", "no_log": True},
-    "ca_cert": {"type": "path"},
-    "validate_certs": {"type": "bool"},
-    "in_cluster": {"type": "bool", "default": False},
-    "qps": {"type": "float", "default": 50.0},
-    "burst": {"type": "int", "default": 100},
-    "retries": {"type": "int", "default": 8},
-    "retry_backoff_s": {"type": "float", "default": 0.2},
-    "request_timeout_s": {"type": "float", "default": 30.0},
-}
 
 RETRYABLE_STATUS = frozenset({429, 500, 502, 503, 504})
 MAX_BACKOFF_S = 5.0
@@ -136,7 +123,8 @@ def require_kubernetes() -> None:
     """Raise :class:`K8sConfigError` if the ``kubernetes`` package cannot be imported."""
     if not HAS_KUBERNETES:
         raise K8sConfigError("the Python package 'kubernetes' is required on the host running this module "
-                             f"(pip install kubernetes): {KUBERNETES_IMPORT_ERROR}", reason="MissingLibrary")
+                             f"(pip install kubernetes, for the interpreter {sys.executable}): {KUBERNETES_IMPORT_ERROR}",
+                             reason="MissingLibrary")
 
 
 def build_configuration(auth: K8sAuth) -> Any:
@@ -328,6 +316,11 @@ class KubeClient:  # pylint: disable=too-many-instance-attributes
         return kube_client.PolicyV1Api(self.api_client)
 
     @functools.cached_property
+    def batch(self) -> Any:
+        """``BatchV1Api`` (Jobs)."""
+        return kube_client.BatchV1Api(self.api_client)
+
+    @functools.cached_property
     def coordination(self) -> Any:
         """``CoordinationV1Api`` (Leases)."""
         return kube_client.CoordinationV1Api(self.api_client)
@@ -446,8 +439,17 @@ class KubeClient:  # pylint: disable=too-many-instance-attributes
 
 
 def client_from_params(params: Mapping[str, Any], **kwargs: Any) -> KubeClient:
-    """``KubeClient(auth_from_params(params))``."""
+    """``KubeClient(auth_from_params(params))`` (raises :class:`K8sConfigError` when ``kubernetes`` is missing)."""
     return KubeClient(auth_from_params(params), **kwargs)
+
+
+def run_with_client(params: Mapping[str, Any], work: Callable[[KubeClient], Dict[str, Any]]) -> Dict[str, Any]:
+    """Open a client from the module's connection ``params``, run ``work(client)``, close it; the result gets
+    ``api_calls`` (HTTP attempts per ``"<verb> <resource>"``) unless ``work`` set it."""
+    with client_from_params(params) as client:
+        result = work(client)
+        result.setdefault("api_calls", dict(client.stats))
+    return result
 
 
 def ensure_namespace(client: KubeApi, name: str, labels: Optional[Mapping[str, str]] = None) -> bool:

@@ -349,7 +349,7 @@ class CircuitBreaker:
 
 def run_circuit_breaker(client: KubeApi, action: str, config: BreakerConfig, nodes: Sequence[str] = (), reason: str = "",
                         actor: str = "", check_mode: bool = False, clock: Callable[[], float] = time.time) -> dict[str, Any]:
-    """The ``circuit_breaker`` module's one entry point: ``check`` | ``record`` | ``reset`` | ``status``."""
+    """One breaker action, called by ``operate.entry.CIRCUIT_BREAKER``: ``check`` | ``record`` | ``reset`` | ``status``."""
     breaker = CircuitBreaker(client, config, clock)
     if action in ("check", "record") and not nodes:
         raise CircuitBreakerError(f"action {action!r} needs at least one node in nodes")

@@ -14,7 +14,8 @@ from __future__ import annotations
 from typing import Any, Dict, Mapping
 
 from ansible_collections.dsxos.cluster.plugins.module_utils.common.entry import EntryPoint
-from ansible_collections.dsxos.cluster.plugins.module_utils.kube.client import K8S_AUTH_SPEC, client_from_params, require_kubernetes
+from ansible_collections.dsxos.cluster.plugins.module_utils.kube.client import client_from_params, run_with_client
+from ansible_collections.dsxos.cluster.plugins.module_utils.kube.connection_options import K8S_AUTH_SPEC
 from ansible_collections.dsxos.cluster.plugins.module_utils.kube.names import validate_namespace, validate_node_name
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.circuit_breaker import (
     DEFAULT_GPU_SELECTOR, DEFAULT_NAME, DEFAULT_NAMESPACE, BreakerConfig, run_circuit_breaker,
@@ -25,7 +26,7 @@ from ansible_collections.dsxos.cluster.plugins.module_utils.operate.node_lock im
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.node_quarantine import (
     DEFAULT_CONFLICT_RETRIES, QuarantineOptions, build_request, run_node_action, validate_nodes,
 )
-from ansible_collections.dsxos.cluster.plugins.module_utils.operate.quarantine_state import ACTIONS, TAINT_EFFECTS, default_actor
+from ansible_collections.dsxos.cluster.plugins.module_utils.operate.quarantine_state import ACTIONS, DEFAULT_HISTORY_LIMIT, TAINT_EFFECTS, default_actor
 
 # ---------------------------------------------------------------------------------------------------- specs
 
@@ -58,7 +59,7 @@ NODE_QUARANTINE_SPEC: Dict[str, Any] = dict(
     ignore_missing=dict(type="bool", default=False),
     fail_on_refused=dict(type="bool", default=False),
     conflict_retries=dict(type="int", default=DEFAULT_CONFLICT_RETRIES),
-    history_limit=dict(type="int", default=20),
+    history_limit=dict(type="int", default=DEFAULT_HISTORY_LIMIT),
     circuit_breaker=BREAKER_OPTION_SPEC,
 )
 
@@ -128,14 +129,13 @@ def quarantine_options_from_params(params: Mapping[str, Any], check_mode: bool =
         labels=params.get("labels"), check_mode=check_mode, dry_run=bool(params.get("dry_run")),
         ignore_missing=bool(params.get("ignore_missing")), fail_on_refused=bool(params.get("fail_on_refused")),
         conflict_retries=int(_number(params, "conflict_retries", DEFAULT_CONFLICT_RETRIES)),
-        history_limit=int(params.get("history_limit") or 20), circuit_breaker=_breaker(params))
+        history_limit=int(_number(params, "history_limit", DEFAULT_HISTORY_LIMIT)), circuit_breaker=_breaker(params))
     build_request(options, "")
     return options
 
 
 def node_quarantine_from_params(params: Mapping[str, Any], check_mode: bool = False, diff: bool = False) -> Dict[str, Any]:
     """``node_quarantine``: validate, connect with the k8s_auth params, :func:`run_node_action`; ``diff`` adds the diff."""
-    require_kubernetes()
     names = validate_nodes(params.get("nodes") or [])
     options = quarantine_options_from_params(params, check_mode)
     with client_from_params(params) as client:
@@ -148,7 +148,6 @@ def node_quarantine_from_params(params: Mapping[str, Any], check_mode: bool = Fa
 
 def circuit_breaker_from_params(params: Mapping[str, Any], check_mode: bool = False, diff: bool = False) -> Dict[str, Any]:  # pylint: disable=unused-argument
     """``circuit_breaker``: validate, connect with the k8s_auth params, :func:`run_circuit_breaker`."""
-    require_kubernetes()
     config = BreakerConfig.from_params({k: params.get(k) for k in BREAKER_SETTINGS_SPEC}, where="options")
     nodes = [validate_node_name(n, f"nodes[{i}]") for i, n in enumerate(params.get("nodes") or [])]
     actor = params.get("actor") or default_actor()
@@ -177,7 +176,6 @@ def drain_options_from_params(params: Mapping[str, Any], check_mode: bool = Fals
 
 def node_drain_from_params(params: Mapping[str, Any], check_mode: bool = False, diff: bool = False) -> Dict[str, Any]:  # pylint: disable=unused-argument
     """``node_drain``: validate, connect with the k8s_auth params, :func:`drain_nodes`."""
-    require_kubernetes()
     names = validate_nodes(params.get("nodes") or [])
     options = drain_options_from_params(params, check_mode)
     with client_from_params(params) as client:
@@ -187,12 +185,8 @@ def node_drain_from_params(params: Mapping[str, Any], check_mode: bool = False, 
 def run_node_lock(params: Mapping[str, Any], check_mode: bool = False, diff: bool = False) -> Dict[str, Any]:  # pylint: disable=unused-argument
     """``node_lock``: connection options + node, holder, state, namespace, duration_s, purpose, reason, wait_timeout_s,
     poll_interval_s, force."""
-    require_kubernetes()
     request = validate_request(params)
-    with client_from_params(params) as client:
-        result = NodeLock(client, request, check_mode=check_mode).run()
-        result["api_calls"] = dict(client.stats)
-    return result
+    return run_with_client(params, lambda client: NodeLock(client, request, check_mode=check_mode).run())
 
 
 # ---------------------------------------------------------------------------------------------------- entry points

@@ -39,6 +39,7 @@ from ansible_collections.dsxos.cluster.plugins.module_utils.operate.node_quarant
     run_node_action, validate_nodes,
 )
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.pod_watch import PodWatch, list_node_pods
+from ansible_collections.dsxos.cluster.plugins.module_utils.operate.quarantine_state import DEFAULT_HISTORY_LIMIT
 
 MODES = ("immediate", "allow_completion", "delete_after_timeout")
 MAX_WATCH_RESTARTS = 50
@@ -89,7 +90,7 @@ class DrainOptions:  # pylint: disable=too-many-instance-attributes
     pdb_retry_max_s: float = 5.0
     eviction_workers: int = 0
     circuit_breaker: Optional[BreakerConfig] = None
-    history_limit: int = 20
+    history_limit: int = DEFAULT_HISTORY_LIMIT
 
     def validate(self) -> None:
         """Raise :class:`DrainError` naming the bad option (``field``) and its ``value``."""
@@ -502,7 +503,7 @@ def eviction_workers(client: KubeApi, options: DrainOptions) -> int:
 
 
 def drain_nodes(client: KubeApi, nodes: Sequence[str], options: DrainOptions) -> DrainReport:
-    """The ``node_drain`` module's one entry point (raises K8sInvalidName/DrainError on bad input before any call)."""
+    """Drain many nodes, called by ``operate.entry.NODE_DRAIN`` (raises K8sInvalidName/DrainError on bad input before any call)."""
     started = time.monotonic()
     names = validate_nodes(nodes)
     options.validate()

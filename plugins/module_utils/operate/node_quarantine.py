@@ -22,7 +22,7 @@ from ansible_collections.dsxos.cluster.plugins.module_utils.operate.circuit_brea
 from ansible_collections.dsxos.cluster.plugins.module_utils.kube.errors import K8sConflict, K8sError, K8sNotFound
 from ansible_collections.dsxos.cluster.plugins.module_utils.kube.names import validate_node_name
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.quarantine_state import (
-    CAPACITY_ACTIONS, Plan, QuarantineRequest, QuarantineStateError, Taint, check_request, default_actor, history_patch, plan_action,
+    CAPACITY_ACTIONS, DEFAULT_HISTORY_LIMIT, Plan, QuarantineRequest, QuarantineStateError, Taint, check_request, default_actor, history_patch, plan_action,
 )
 
 DEFAULT_CONFLICT_RETRIES = 5
@@ -91,7 +91,7 @@ class QuarantineOptions:  # pylint: disable=too-many-instance-attributes
     ignore_missing: bool = False
     fail_on_refused: bool = False
     conflict_retries: int = DEFAULT_CONFLICT_RETRIES
-    history_limit: int = 20
+    history_limit: int = DEFAULT_HISTORY_LIMIT
     circuit_breaker: Optional[BreakerConfig] = None
     keep_existing_reason: bool = False
 
@@ -147,7 +147,7 @@ def patch_node(client: KubeApi, name: str, patch: dict[str, Any], dry_run: bool)
     return json.loads(resp.data)
 
 
-def append_history(client: KubeApi, name: str, entry: dict[str, Any], history_limit: int = 20,
+def append_history(client: KubeApi, name: str, entry: dict[str, Any], history_limit: int = DEFAULT_HISTORY_LIMIT,
                    conflict_retries: int = DEFAULT_CONFLICT_RETRIES) -> None:
     """Append one entry to a node's quarantine history (re-read on 409); raises K8sError when it cannot."""
     attempts = 0
@@ -243,7 +243,7 @@ def validate_nodes(nodes: Sequence[Any]) -> list[str]:
 
 def run_node_action(client: KubeApi, nodes: Sequence[str], options: QuarantineOptions,
                     clock: Callable[[], float] = time.time) -> QuarantineReport:
-    """The ``node_quarantine`` module's one entry point (raises K8sInvalidName/QuarantineStateError on bad input)."""
+    """Quarantine actions on many nodes, called by ``operate.entry.NODE_QUARANTINE`` (raises K8sInvalidName/QuarantineStateError on bad input)."""
     started = time.monotonic()
     names = validate_nodes(nodes)
     request = build_request(options, now_rfc3339(clock))
