@@ -190,11 +190,11 @@ def test_stragglers_are_gone_when_the_result_is_returned(tmp_path):
     pidfile = tmp_path / "child.pid"
     busy = subprocess.Popen([sys.executable, "-c", "while True: pass"])  # pylint: disable=consider-using-with
     try:
-        for _ in range(5):
+        for attempt in range(5):
             out = run_one(Command(["sh", "-c", "sleep 60 & echo $! > %s; echo started" % pidfile], timeout_s=10))
             assert out.ok and not out.timed_out and out.stdout == "started\n"
             child = int(pidfile.read_text().strip())
-            assert not _pid_alive(child), "straggler %d still runs after run_one returned" % child
+            assert not _pid_alive(child), "attempt %d: straggler %d still runs after run_one returned" % (attempt, child)
     finally:
         busy.kill()
         busy.wait()
