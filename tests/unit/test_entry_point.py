@@ -12,7 +12,6 @@ from ansible_collections.dsxos.cluster.plugins.module_utils.kube.errors import K
 from ansible_collections.dsxos.cluster.plugins.module_utils.configure.errors import RecipeResolveError
 
 
-
 def _entry(run):
     return EntryPoint(name="test_module", doing="testing", spec={}, run=run)
 
