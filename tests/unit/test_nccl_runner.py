@@ -200,6 +200,21 @@ def test_stragglers_are_gone_when_the_result_is_returned(tmp_path):
         busy.wait()
 
 
+def test_processes_that_leave_the_process_group_are_killed_too(tmp_path):
+    """mpirun puts every local rank in a process group of its own (same session): after a timeout kill or the
+    leader's exit, those ranks must be gone as well."""
+    for timeout_s, leader_waits in ((0.5, True), (10.0, False)):
+        pidfile = tmp_path / ("rank-%s.pid" % leader_waits)
+        rank = ("import os, time; os.setpgid(0, 0); open(%r, 'w').write(str(os.getpid())); time.sleep(60)"
+                % str(pidfile))
+        script = "%s -c \"%s\" & while [ ! -s %s ]; do sleep 0.02; done; echo started%s" % (
+            sys.executable, rank, pidfile, "; wait" if leader_waits else "")
+        out = run_one(Command(["sh", "-c", script], timeout_s=timeout_s), grace_s=1.0)
+        assert out.stdout == "started\n" and out.timed_out is leader_waits
+        child = int(pidfile.read_text().strip())
+        assert not _pid_alive(child), "rank %d in its own process group survived (timeout %s)" % (child, timeout_s)
+
+
 def test_a_process_ignoring_sigterm_gets_sigkill_after_the_grace(tmp_path):
     marker = tmp_path / "ready"
     script = "trap '' TERM; touch %s; while true; do sleep 0.05; done" % marker

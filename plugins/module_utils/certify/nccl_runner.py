@@ -8,9 +8,10 @@
   launcher arguments); :func:`build_mpirun_command` turns it into an argv list;
 * :class:`LocalLaunch` - one intra-node test: the binary alone (``-g N``, one process driving N GPUs) or,
   with ``processes > 1``, ``mpirun -np N`` on this host; :func:`build_local_command`;
-* :func:`run_groups` runs several launches at once (at most ``max_parallel``), each in its own process
-  group (``start_new_session``). A launch that passes its ``timeout_s`` gets SIGTERM on its whole group,
-  then SIGKILL after a grace period, so no straggler survives; its :class:`RunOutput` says ``timed_out``.
+* :func:`run_groups` runs several launches at once (at most ``max_parallel``), each in its own session
+  (``start_new_session``). A launch that passes its ``timeout_s`` gets SIGTERM on every process of its
+  session (mpirun puts each rank in a process group of its own, so the leader's group is not enough), then
+  SIGKILL after a grace period, so no straggler survives; its :class:`RunOutput` says ``timed_out``.
 
 Bad specifications raise :class:`NcclRunnerError` naming the field and the value; failures to run
 (program missing, timeout, non-zero exit) are reported in :class:`RunOutput`, never raised.
@@ -347,39 +348,59 @@ def _read_tail(handle, limit: int = MAX_OUTPUT_BYTES) -> str:
     return text
 
 
-def _signal_group(pgid: int, sig: int) -> None:
-    try:
-        os.killpg(pgid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
+def _launch_members(sid: int) -> List[int]:
+    """Live (non-zombie) processes of the launch whose session leader is ``sid``.
 
-
-#: How long :func:`run_groups` waits, after its leader exited and its group was SIGKILLed, for a launch's stragglers to
-#: leave the process table before returning its result anyway (a process in uninterruptible sleep may never leave).
-GROUP_EXIT_WAIT_S = 5.0
-
-
-def _group_has_live_member(pgid: int) -> bool:
-    """Whether a process of group ``pgid`` still runs (zombies waiting for their reaper do not count)."""
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
+    Each launch starts in a session of its own (``start_new_session``). Its processes may leave the leader's process
+    group, but not the session: Open MPI's mpirun puts every local rank in a process group of its own, so signalling
+    only the group would leave the ranks running once mpirun is gone.
+    """
     try:
         pids = [name for name in os.listdir("/proc") if name.isdigit()]
-    except OSError:  # no procfs: the signal probe above is all we know
-        return True
+    except OSError:  # no procfs
+        return []
+    members = []
     for pid in pids:
         try:
             with open("/proc/%s/stat" % pid, encoding="utf-8") as handle:
                 fields = handle.read().rsplit(")", 1)[-1].split()
         except OSError:
             continue
-        if len(fields) > 2 and fields[2] == str(pgid) and fields[0] != "Z":
-            return True
-    return False
+        # fields: state, ppid, pgrp, session, ...
+        if len(fields) > 3 and fields[0] != "Z" and str(sid) in (fields[2], fields[3]):
+            members.append(int(pid))
+    return members
+
+
+def _signal_group(sid: int, sig: int) -> None:
+    """Send ``sig`` to the launch led by ``sid``: its process group and every other process of its session."""
+    try:
+        os.killpg(sid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+    for pid in _launch_members(sid):
+        try:
+            os.kill(pid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+#: How long :func:`run_groups` waits, after its leader exited and its launch was SIGKILLed, for the stragglers to
+#: leave the process table before returning its result anyway (a process in uninterruptible sleep may never leave).
+GROUP_EXIT_WAIT_S = 5.0
+
+
+def _group_has_live_member(sid: int) -> bool:
+    """Whether a process of the launch led by ``sid`` still runs (zombies waiting for their reaper do not count)."""
+    if os.path.isdir("/proc"):
+        return bool(_launch_members(sid))
+    try:  # no procfs: the process group is all we can probe
+        os.killpg(sid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 class _Running:  # pylint: disable=too-few-public-methods
