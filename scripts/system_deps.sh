@@ -13,6 +13,8 @@ if [ "${1:-}" != "--bootstrap" ]; then
     NEEDED+=(
         # ansible-test's "shellcheck" sanity test checks scripts/ and .ci/.
         [shellcheck]=shellcheck
+        # Certify: the HTML report is opened in headless Chromium (tests/integration/test_certify_report_browser.py)
+        [chromium]=chromium
         # Certify: the multi-host network-namespace fabric (sshd per host, OpenMPI over TCP, tc tbf slow links)
         [sshd]=openssh-server
         [ssh]=openssh-client
@@ -21,6 +23,9 @@ if [ "${1:-}" != "--bootstrap" ]; then
         [gcc]=gcc
         [ip]=iproute2
         [tc]=iproute2
+        # Configure: a real OCI registry for bundle_publish (tests/harness/oci_registry.py starts
+        # `docker-registry serve` itself on 127.0.0.1; the package's systemd service is not needed)
+        [docker-registry]=docker-registry
     )
 fi
 missing=()

@@ -44,11 +44,14 @@ options:
       - Options of the deployer, see the collection's C(docs/bundles.md). Unknown keys are refused.
       - "helm: C(timeout), C(wait), C(retries). argocd: C(repo_url), C(revision), C(path), C(automated), C(prune),
         C(self_heal), C(project), C(namespace), C(destination_server), C(app_of_apps_name).
-        flux: C(interval), C(values_from) (C(inline) or C(configmap)), C(flux_namespace)."
+        flux: C(interval), C(values_from) (C(inline) or C(configmap)), C(flux_namespace), C(oci_url), C(oci_ref), C(oci_name),
+        C(oci_insecure) (C(oci_url) adds C(flux-oci-source.yaml) pointing Flux at the bundle published by M(dsxos.cluster.bundle_publish))."
     type: dict
     default: {}
   values_overrides:
-    description: Per-component Helm values merged last (maps merge, lists and scalars replace), like AICR's C(--set).
+    description:
+      - Per-component Helm values merged last (maps merge, lists and scalars replace), like AICR's C(--set-json).
+      - They win over O(set) and over the node scheduling options.
     type: dict
     default: {}
   disabled_components:
@@ -60,6 +63,47 @@ options:
     description: Allow replacing a non-empty O(dest) that does not look like a bundle.
     type: bool
     default: false
+  set:
+    description:
+      - Bundle-time value overrides C(component:path.to.field=value), like AICR's C(aicr bundle --set).
+      - The component may be named by a registry C(valueOverrideKeys) alias. The path is dot-separated map keys (no list indexes).
+      - The value is typed as a YAML scalar (V(true), V(false), V(null), integers, floats); quote it (V('570')) to keep a string.
+      - V(component:enabled=false) leaves the component out of the bundle, its deployment order and the other components' dependencies.
+      - Applied after the recipe's values and before the node scheduling options and O(values_overrides).
+    type: list
+    elements: str
+    default: []
+  system_node_selector:
+    description: Node selector for system components, written at the registry's C(nodeScheduling.system.nodeSelectorPaths).
+    type: dict
+    default: {}
+  system_node_tolerations:
+    description:
+      - Tolerations for system components (C(key=value:Effect), C(key:Effect) or toleration mappings), written at C(nodeScheduling.system.tolerationPaths).
+      - "When not given, AICR's default C({operator: Exists}) (tolerate every taint) is written; V([]) writes none."
+    type: list
+    elements: raw
+  accelerated_node_selector:
+    description: Node selector for GPU nodes, written at the registry's C(nodeScheduling.accelerated.nodeSelectorPaths).
+    type: dict
+    default: {}
+  accelerated_node_tolerations:
+    description:
+      - Tolerations for GPU nodes, in the forms of O(system_node_tolerations), written at C(nodeScheduling.accelerated.tolerationPaths).
+      - "When not given, AICR's default C({operator: Exists}) is written; V([]) writes none."
+    type: list
+    elements: raw
+  workload_gate_taint:
+    description: Workload gate taint (C(key=value:Effect) or C(key:Effect)), written as that string at C(nodeScheduling.accelerated.taintStrPaths).
+    type: str
+  workload_selector:
+    description: Label selector of running workloads, written at the registry's C(podScheduling.workload.workloadSelectorPaths).
+    type: dict
+    default: {}
+  nodes:
+    description: Estimated number of GPU nodes, written at the registry's C(nodeScheduling.nodeCountPaths); V(0) means unset.
+    type: int
+    default: 0
 attributes:
   check_mode:
     description: Can run in check_mode and return changed status prediction without modifying target.
@@ -90,6 +134,17 @@ EXAMPLES = r"""
       repo_url: https://git.example.com/platform/gitops.git
       revision: main
       path: clusters/prod
+
+- name: Render with node scheduling and bundle-time overrides (aicr bundle --set / --*-node-*)
+  dsxos.cluster.bundle_render:
+    recipe: "{{ resolved.recipe }}"
+    dest: /srv/bundles/h100-eks
+    system_node_selector: {nodeGroup: system}
+    accelerated_node_selector: {nodeGroup: gpu}
+    accelerated_node_tolerations: ["nvidia.com/gpu=present:NoSchedule"]
+    set:
+      - gpuoperator:driver.version='580.95.05'
+      - aws-efa:enabled=false
 """
 
 RETURN = r"""
@@ -126,6 +181,20 @@ components:
   returned: success
   type: list
   elements: dict
+disabled_components:
+  description: Components left out of the bundle (by the recipe, O(disabled_components) or an C(enabled=false) override).
+  returned: success
+  type: list
+  elements: str
+warnings:
+  description: The recipe's warnings plus one per dependency on a component left out of the bundle.
+  returned: success
+  type: list
+  elements: str
+scheduling:
+  description: The node scheduling options used, defaults filled in and tolerations normalized to mappings.
+  returned: success
+  type: dict
 elapsed_ms:
   description: Time spent rendering and writing, in milliseconds.
   returned: success

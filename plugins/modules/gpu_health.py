@@ -13,6 +13,8 @@ description:
     serial, driver and CUDA version, temperature, power, clocks and throttle reasons, ECC mode and volatile/aggregate
     single- and double-bit error counts, retired pages, remapped rows (pending, failure), PCIe link generation and width
     (current against maximum), NVLink link state and error counters - and listens for XID events for O(xid_window_s) seconds.
+  - XIDs logged before that window are read from the kernel log (O(kernel_log)) with their time stamps and mapped to the GPU by
+    its PCI bus id.
   - Evaluates one check per topic and GPU plus host checks (GPU count against O(expected_gpu_count)). Each check has a status
     C(ok), C(warn) or C(fail), a reason naming the GPU (index, UUID, serial, PCI bus id) and a recommended action
     (C(none), C(check_application), C(reset_gpu), C(reboot), C(contact_support), C(replace)) from the collection's fault catalog.
@@ -75,6 +77,26 @@ options:
     type: str
     default: never
     choices: [never, warn, fail]
+  kernel_log:
+    description:
+      - Where to read XIDs the NVIDIA driver logged before the listening window (the driver's C(NVRM Xid) lines). V(journal)
+        runs C(journalctl -k -o short-iso) (kernel messages of this boot), V(dmesg) runs C(dmesg --time-format iso), V(auto) tries
+        the journal, then dmesg, and V(off) does not read the kernel log.
+      - With O(recorded_readings) and without O(kernel_log_file), V(auto) means V(off) (this host's log is not the recorded host's).
+      - A log that cannot be read (no permission, for example C(kernel.dmesg_restrict)) is not an error; the result says why in a
+        C(kernel_log) check and in C(warnings).
+    type: str
+    default: auto
+    choices: [auto, dmesg, journal, "off"]
+  kernel_log_since:
+    description: Oldest kernel log XID that counts - a duration (V(90m), V(24h), V(7d)), C(@<epoch seconds>), an ISO 8601 time stamp
+      (no offset means UTC) or V(boot) (everything since the last boot).
+    type: str
+    default: 24h
+  kernel_log_file:
+    description: Path (on the managed host) of a saved kernel log (C(journalctl -k -o short-iso), C(journalctl -k -o json) or
+      C(dmesg --time-format iso) output) to read instead of this host's kernel log.
+    type: path
 attributes:
   check_mode:
     description: Can run in check_mode and return changed status prediction without modifying target.

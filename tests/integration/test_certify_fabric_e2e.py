@@ -3,10 +3,12 @@
 # Apache License 2.0 (see LICENSE)
 """End to end: the certify role over SSH on the 8-host network-namespace fabric with the nccl-tests CPU stand-in.
 
-One host's link is slowed with tc tbf, one host's recorded NVML readings carry a DBE ECC error and one inventory
-host does not exist on the network. The report must name exactly the slowed host with a bandwidth reason, the DBE
-host with a gpu-health reason, list the ghost host as excluded, and pass the others. The same role then runs under
-ansible-runner, as AWX runs it, and its set_stats must carry the summary.
+One host's link is slowed with tc tbf, one host's recorded NVML readings carry a DBE ECC error, one inventory
+host does not exist on the network and one inventory host has a hostile name (``$(id)``). The report must name exactly
+the slowed host with a bandwidth reason, the DBE host with a gpu-health reason, list the ghost host and the hostile
+host as excluded (the hostile one refused before any connection), and pass the others; the playbook's summary line,
+its set_stats and every report file must state the same counts. The same role then runs under ansible-runner, as
+AWX runs it, and its set_stats must carry the summary.
 """
 from __future__ import annotations
 
@@ -16,21 +18,24 @@ import sys
 from pathlib import Path
 
 import yaml
+from test_certify_report_browser import open_page  # pylint: disable=import-error
 
 from ansible_collections.dsxos.cluster.tests.harness.netns_fabric_fixture import (  # noqa: F401  pylint: disable=unused-import
     nccl_standin_dir, netns_fabric, netns_fabric_factory)
 
 NVML_FIXTURES = Path(__file__).resolve().parents[1] / "unit" / "fixtures" / "nvml"
 GHOST = "dsx-ghost"
+HOSTILE = "$(id)"
 
 
 def _inventory(fabric, directory: Path, dbe_host: str) -> Path:
     """The fabric's inventory plus an unreachable host, with per-host recorded NVML readings."""
     data = yaml.safe_load(Path(fabric.inventory_path).read_text(encoding="utf-8"))
     data["all"]["children"]["gpu_nodes"]["hosts"][GHOST] = {"ansible_host": str(fabric.subnet.network_address + 250)}
+    data["all"]["children"]["gpu_nodes"]["hosts"][HOSTILE] = {}  # no ansible_host: the name itself would be the target
     directory.mkdir(parents=True, exist_ok=True)
     (directory / "host_vars").mkdir(exist_ok=True)
-    for name in fabric.names + [GHOST]:
+    for name in fabric.names + [GHOST]:  # the hostile host gets no file: its name is never a path either
         recording = "h100x8_ecc_dbe_volatile.json" if name == dbe_host else "h100x8_healthy.json"
         (directory / "host_vars" / f"{name}.yml").write_text(
             f"certify_recorded_readings: {NVML_FIXTURES / recording}\n", encoding="utf-8")
@@ -72,8 +77,43 @@ def test_certify_role_names_the_slow_and_the_dbe_host(ansible_run, netns_fabric,
     report = json.loads((report_dir / "certify-report.json").read_text(encoding="utf-8"))
     assert report["result"] == "FAILED"
     verdicts = {name: node["verdict"] for name, node in report["nodes"].items()}
-    assert verdicts[slow] == "failed" and verdicts[dbe] == "failed" and verdicts[GHOST] == "excluded"
+    detail = json.dumps({"verdicts": verdicts, "nccl": report["categories"].get("nccl-all-reduce"),
+                         "rounds": report["isolation"]["round_summary"]}, default=str)[:6000]
+    assert verdicts[slow] == "failed" and verdicts[dbe] == "failed" and verdicts[GHOST] == "excluded", (slow, detail)
+    assert verdicts[HOSTILE] == "excluded" and "invalid host name" in report["nodes"][HOSTILE]["reasons"][0]
     assert {n for n, v in verdicts.items() if v == "passed"} == set(names) - {slow, dbe}
+    assert {n for n, v in verdicts.items() if v == "failed"} == {slow, dbe}
+    assert not any(HOSTILE in r for n, v in report["nodes"].items() if n != HOSTILE for r in v["reasons"]), report["nodes"]
+    assert not [t for t in result.tasks if t["host"] == HOSTILE and t["action"] in ("ansible.builtin.ping", "ping")
+                and t["status"] != "skipped"], "the hostile host was contacted"
+
+    # one source of truth: the summary line, set_stats and every rendered report state the report's counts
+    totals = report["totals"]
+    assert (totals["nodes"], totals["passed"], totals["failed"], totals["excluded"]) == (len(names) + 2, len(names) - 2, 2, 2)
+    headline = result.task("dsxos.cluster.certify : Show the outcome")["result"]["msg"][0]
+    assert " ".join(headline.split()) == "FAILED: %d passed, %d failed, %d excluded" % (totals["passed"], totals["failed"], totals["excluded"])
+    stats = result.task("dsxos.cluster.certify : Publish the outcome for AWX workflows")["result"]["ansible_stats"]["data"]["dsxos_certify"]
+    expected_counts = {"nodes": totals["nodes"], "passed": totals["passed"], "failed": totals["failed"], "excluded": totals["excluded"],
+                       "faulty_links": totals["link_faults"]}
+    assert {k: int(v) for k, v in stats["counts"].items()} == expected_counts
+    assert sorted(stats["failed_nodes"]) == sorted([slow, dbe]) and sorted(stats["excluded_nodes"]) == sorted([GHOST, HOSTILE])
+    markdown = (report_dir / "certify-report.md").read_text(encoding="utf-8")
+    assert "| Nodes | %d total: %d passed, %d failed, %d excluded |" % (
+        totals["nodes"], totals["passed"], totals["failed"], totals["excluded"]) in markdown
+    html = (report_dir / "certify-report.html").read_text(encoding="utf-8")
+    assert ('%d total<br><span class="ok">%d passed</span>, <span class="bad">%d failed</span>, <span class="warn">%d excluded</span>'
+            % (totals["nodes"], totals["passed"], totals["failed"], totals["excluded"])) in html
+
+    # platform and GPU come from what the run measured; the chart has every message size measured (1M, 2M)
+    assert report["platform"]["name"] == "gpu_nodes" and report["platform"]["service"] == "ssh"
+    assert report["gpu"]["product"] == "NVIDIA H100 80GB HBM3" and report["gpu"]["count_per_node"] == 8
+    assert report["gpu"]["driver_version"] and report["gpu"]["cuda_version"] and report["gpu"]["nccl_tests_version"]
+    sizes = [p["bytes"] for p in report["categories"]["nccl-all-reduce"]["bandwidth_by_size"]]
+    assert sizes == [1 << 20, 2 << 20]
+    page = open_page(report_dir / "certify-report.html")
+    assert page["problems"] == [] and sorted(b for _s, b in page["points"]) == sizes and page["renderedPoints"] == len(sizes)
+    cards = {c.split("\n", 1)[0].strip().lower(): c for c in page["cards"]}
+    assert "gpu_nodes" in cards["platform"] and report["gpu"]["driver_version"] in cards["gpu"]
 
     slow_reasons = " ".join(report["nodes"][slow]["reasons"]).lower()
     assert "bandwidth" in slow_reasons or "busbw" in slow_reasons, report["nodes"][slow]

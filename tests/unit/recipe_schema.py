@@ -119,6 +119,10 @@ MIXIN_SCHEMA: Dict[str, Any] = _document("RecipeMixin", {
     },
 })
 
+#: registry ``nodeScheduling`` paths: dot-separated values keys
+_VALUE_PATHS: Dict[str, Any] = {"type": "array", "minItems": 1, "uniqueItems": True,
+                                "items": {"type": "string", "pattern": r"^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$"}}
+
 REGISTRY_SCHEMA: Dict[str, Any] = {
     "type": "object",
     "required": ["apiVersion", "kind", "components"],
@@ -150,6 +154,25 @@ REGISTRY_SCHEMA: Dict[str, Any] = {
                         "if": {"properties": {"defaultRepository": {"minLength": 1}}},
                         "then": {"required": ["defaultChart", "defaultVersion"]},
                         "else": {"not": {"anyOf": [{"required": ["defaultChart"]}, {"required": ["defaultVersion"]}]}},
+                    },
+                    "valueOverrideKeys": {"type": "array", "items": {"type": "string", "pattern": r"^[a-z0-9][-a-z0-9]*$"},
+                                          "uniqueItems": True},
+                    "nodeScheduling": {
+                        "type": "object",
+                        "additionalProperties": False,
+                        "properties": {
+                            "nodeCountPaths": _VALUE_PATHS,
+                            "system": {"type": "object", "additionalProperties": False,
+                                       "properties": {"nodeSelectorPaths": _VALUE_PATHS, "tolerationPaths": _VALUE_PATHS}},
+                            "accelerated": {"type": "object", "additionalProperties": False,
+                                            "properties": {"nodeSelectorPaths": _VALUE_PATHS, "tolerationPaths": _VALUE_PATHS,
+                                                           "taintStrPaths": _VALUE_PATHS}},
+                        },
+                    },
+                    "podScheduling": {
+                        "type": "object", "additionalProperties": False,
+                        "properties": {"workload": {"type": "object", "additionalProperties": False,
+                                                    "properties": {"workloadSelectorPaths": _VALUE_PATHS}}},
                     },
                 },
             },

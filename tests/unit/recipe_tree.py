@@ -134,6 +134,6 @@ def standard_tree(root: Any) -> RecipeTree:
                                  "toolkit": {"enabled": True}, "list": [1, 2]})
     tree.values("gpu-operator", {"driver": {"usePrecompiled": False}, "list": [3]}, filename="values-eks.yaml")
     tree.manifest("tuning", "tuning.yaml",
-                  "# tuning for {{ component }}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n"
-                  "  name: tuning-{{ values.profile }}\n  namespace: {{ release.namespace }}\n")
+                  "# tuning for {{ .Release.Name }}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n"
+                  "  name: tuning-{{ .Values.tuning.profile }}\n  namespace: {{ .Release.Namespace }}\n")
     return tree

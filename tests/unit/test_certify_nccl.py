@@ -241,3 +241,83 @@ def test_hosts_runner_builds_one_mpirun_launch_per_test_with_the_node_addresses(
         validate_hosts_launch({}, ["all_reduce"])
     with pytest.raises(CertifyError, match="mpirun.args.colour"):
         validate_hosts_launch({"binary_dir": "/x", "args": {"colour": 1}}, ["all_reduce"])
+
+
+def _fake_mpirun(sim, by_address, seen):
+    from ansible_collections.dsxos.cluster.plugins.module_utils.certify import nccl_runner  # pylint: disable=import-outside-toplevel
+
+    def run_groups(specs, max_parallel):
+        del max_parallel
+        out = {}
+        for test_id, spec in specs.items():
+            seen.append(nccl_runner.build_mpirun_command(spec))
+            out[test_id] = nccl_runner.RunOutput(rc=0, stdout=sim.run_group([by_address[h] for h in spec.hosts], spec.collective),
+                                                 stderr="", duration_s=1.0)
+        return out
+    return run_groups
+
+
+@pytest.mark.parametrize("bad_name,bad_address", [("$(id)", None), ("gpu-x;reboot", None), ("ok-name", "10.0.0.9 -oProxyCommand=id"),
+                                                  ("`id`", "10.9.0.99"), ("-oProxyCommand=x", None)])
+def test_one_invalid_host_is_excluded_on_its_own_and_the_others_are_certified(bad_name, bad_address):
+    from ansible_collections.dsxos.cluster.plugins.module_utils.certify import nccl_runner  # pylint: disable=import-outside-toplevel
+    from ansible_collections.dsxos.cluster.plugins.module_utils.certify.runner_hosts import (  # pylint: disable=import-outside-toplevel
+        HostsRunner, host_problem, nccl_spec_factory, refuse_invalid_hosts)
+
+    names, sim, _nodes = cluster(count=8)
+    addresses = {n: "10.9.0.%d" % (i + 1) for i, n in enumerate(names)}
+    entries = [{"name": n, "address": addresses[n]} for n in names] + [{"name": bad_name, "address": bad_address}]
+    nodes = refuse_invalid_hosts(nodes_from_params(entries))
+    reason = host_problem(bad_name, bad_address)
+    assert reason and reason.startswith("refused:") and "never contacted" in reason
+    assert [n.exclude_reason for n in nodes if n.name == bad_name] == [reason]
+    assert all(n.exclude_reason is None for n in nodes if n.name != bad_name)
+    seen = []
+    runner = HostsRunner({n.name: n.address for n in nodes}, {"binary_dir": "/opt/nccl-tests", "timeout_s": 60},
+                         run_groups=_fake_mpirun(sim, {a: n for n, a in addresses.items()}, seen), spec_factory=nccl_spec_factory(nccl_runner))
+    data = certify_nccl(nodes, validate_config({"thresholds": NO_FLOORS}), runner).to_dict()
+    assert data["nodes"][bad_name]["status"] == "excluded" and data["nodes"][bad_name]["reason"] == reason
+    assert data["healthy_nodes"] == names and data["result"] == "INCOMPLETE"
+    assert seen and not any(bad_name in " ".join(argv) or (bad_address and bad_address in " ".join(argv)) for argv in seen)
+
+
+def test_hosts_runner_fails_only_the_test_holding_an_invalid_host():
+    from ansible_collections.dsxos.cluster.plugins.module_utils.certify import nccl_runner  # pylint: disable=import-outside-toplevel
+    from ansible_collections.dsxos.cluster.plugins.module_utils.certify.isolation_planner import GroupTest  # pylint: disable=import-outside-toplevel
+    from ansible_collections.dsxos.cluster.plugins.module_utils.certify.runner_hosts import (  # pylint: disable=import-outside-toplevel
+        HostsRunner, nccl_spec_factory)
+
+    names, sim, _nodes = cluster(count=4)
+    addresses = {n: n for n in names}
+    addresses["$(id)"] = None
+    seen = []
+    runner = HostsRunner(addresses, {"binary_dir": "/opt/nccl-tests", "timeout_s": 60},
+                         run_groups=_fake_mpirun(sim, {n: n for n in names}, seen), spec_factory=nccl_spec_factory(nccl_runner))
+    tests = [GroupTest(id="good", nodes=tuple(names[:2]), purpose="screen"), GroupTest(id="bad", nodes=(names[2], "$(id)"), purpose="screen")]
+    out = runner.run_tests(tests, "all_reduce")
+    assert out["good"].rc == 0 and "busbw" in out["good"].stdout
+    assert out["bad"].rc == -1 and "invalid host name '$(id)'" in out["bad"].stderr
+    assert len(seen) == 1 and "$(id)" not in " ".join(seen[0])
+
+
+def test_validate_only_lists_the_refused_hosts():
+    from ansible_collections.dsxos.cluster.plugins.module_utils.certify.entry import run_certify_nccl  # pylint: disable=import-outside-toplevel
+
+    nodes = [{"name": "gpu-1", "address": "10.0.0.1"}, {"name": "$(id)", "address": "$(id)"},
+             {"name": "gpu_2"}, {"name": "gpu-3", "address": "gpu-3.example.com"}]
+    out = run_certify_nccl({"validate_only": True, "runner": "hosts", "nodes": nodes, "mpirun": {"binary_dir": "/opt/nccl-tests"}})
+    assert sorted(out["refused_hosts"]) == ["$(id)", "gpu_2"]
+    assert "invalid host name" in out["refused_hosts"]["$(id)"] and "mpirun host list" in out["refused_hosts"]["gpu_2"]
+    # without multi-node categories (no mpirun), only names and addresses that are unsafe anywhere are refused
+    assert sorted(run_certify_nccl({"validate_only": True, "runner": "hosts", "nodes": nodes})["refused_hosts"]) == ["$(id)"]
+
+
+def test_address_rule_is_strict_only_for_the_mpirun_host_list():
+    from ansible_collections.dsxos.cluster.plugins.module_utils.certify.runner_hosts import host_problem  # pylint: disable=import-outside-toplevel
+
+    assert host_problem("gpu_2", None, mpirun=False) is None  # ssh-only categories: an inventory-style name is fine
+    assert "mpirun host list" in host_problem("gpu_2", None, mpirun=True)
+    assert host_problem("gpu-2", "fd00::2", mpirun=False) is None and "IPv6" in host_problem("gpu-2", "fd00::2")
+    for hostile in ("-oProxyCommand=id", "a b", "$(id)", "x;y", "10.0.0.1,10.0.0.2"):
+        assert "invalid address" in host_problem("gpu-2", hostile, mpirun=False), hostile
+    assert host_problem(None) and host_problem(42)

@@ -533,3 +533,133 @@ def test_configmap_errors_name_the_problem(k8s_emulator):
         payload = report_storage.configmap_payload(report_model.build_report(sample()))
         with pytest.raises(Exception, match="RBAC refused create configmaps"):
             report_storage.store_configmap(client, "dsxos-system", "r", payload)
+
+
+# ------------------------------------------------------------------------------------------------ one run, one set of numbers
+
+def _certify_run(excluded_host="$(id)", nccl_failed=False):
+    """A role-like run through the real modules' code: certify_nccl on the simulator, node_certification, the report."""
+    from ansible_collections.dsxos.cluster.plugins.module_utils.certify.nccl_rounds import (  # pylint: disable=import-outside-toplevel
+        RunOutput, certify_nccl, nodes_from_params, validate_config)
+
+    sim = FabricSimulator(NODES, degraded_nodes={SLOW: 0.1}, seed=5)
+
+    class Runner:  # pylint: disable=too-few-public-methods
+        def run_tests(self, tests, collective):
+            return {t.id: RunOutput(rc=0, stdout=sim.run_group(list(t.nodes), collective), duration_s=1.0) for t in tests}
+
+    if nccl_failed:
+        nccl = {"failed": True, "msg": "certify_nccl failed: something global"}
+    else:
+        config = validate_config({"collectives": ["all_reduce"], "thresholds": {"use_builtin_floors": False, "relative": {"fraction": 0.5}}})
+        nccl = certify_nccl(nodes_from_params([{"name": n} for n in NODES]), config, Runner()).to_dict()
+    fixture = json.loads((REPO / "tests" / "unit" / "fixtures" / "nvml" / "h100x8_healthy.json").read_text(encoding="utf-8"))
+    health = {n: {"verdict": "ok", "driver_version": fixture["driver_version"], "cuda_driver_version": fixture["cuda_driver_version"],
+                  "gpus": [{"name": g["name"]} for g in fixture["gpus"]]} for n in NODES}
+    health[excluded_host] = {"skipped": True, "skip_reason": "Conditional result was False"}
+    params = {"nodes": NODES + [excluded_host], "categories": ["gpu-health", "nccl-all-reduce"],
+              "results": {"gpu-health": health}, "nccl": nccl,
+              "excluded": {excluded_host: "refused: invalid host name %r: only letters, digits, '.', '-' and '_' are allowed" % excluded_host},
+              "platform": {"name": "gpu_nodes", "service": "ssh"},
+              "started": "2026-03-01T10:00:00Z", "finished": "2026-03-01T10:05:00Z"}
+    return entry.run_node_certification(params), nccl
+
+
+def _rendered_counts(rendered):
+    """(passed, failed, excluded) as each rendered format states them."""
+    md_match = re.search(r"\| Nodes \| (\d+) total: (\d+) passed, (\d+) failed, (\d+) excluded \|", rendered["markdown"])
+    html_match = re.search(r'(\d+) total<br><span class="ok">(\d+) passed</span>, <span class="bad">(\d+) failed</span>, '
+                           r'<span class="warn">(\d+) excluded</span>', rendered["html"])
+    junit = ET.fromstring(rendered["junit"].encode("utf-8"))
+    suite = next(s for s in junit.iter("testsuite") if s.get("name") == "nccl-all-reduce")
+    return {"markdown": tuple(int(g) for g in md_match.groups()), "html": tuple(int(g) for g in html_match.groups()),
+            "junit_failures": int(suite.get("failures"))}
+
+
+@pytest.mark.parametrize("nccl_failed", [False, True], ids=["isolated", "nccl-module-failed"])
+def test_summary_json_markdown_html_counts_agree_with_an_excluded_host(tmp_path, nccl_failed):
+    certification, _nccl = _certify_run(nccl_failed=nccl_failed)
+    summary = certification["summary"]
+    result = entry.run_certify_report({"report": certification["report"], "dest_dir": str(tmp_path), "basename": "r"})
+    document = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
+    totals = document["totals"]
+    counts = _rendered_counts({"markdown": (tmp_path / "r.md").read_text(encoding="utf-8"),
+                               "html": (tmp_path / "r.html").read_text(encoding="utf-8"),
+                               "junit": (tmp_path / "r.xml").read_text(encoding="utf-8")})
+    expected = (totals["nodes"], totals["passed"], totals["failed"], totals["excluded"])
+    assert (summary["nodes"], summary["passed"], summary["failed"], summary["excluded"]) == expected
+    assert tuple(result["summary"]["totals"][k] for k in ("nodes", "passed", "failed", "excluded")) == expected
+    assert counts["markdown"] == expected and counts["html"] == expected
+    assert summary["result"] == result["summary"]["result"] == document["result"] == "FAILED"
+    # the invalid host is excluded with its own reason, in every category, and nobody else inherits it
+    assert document["nodes"]["$(id)"]["verdict"] == "excluded" and totals["excluded"] == 1
+    assert all(c["status"] == "excluded" and "invalid host name" in c["reason"] for c in document["nodes"]["$(id)"]["categories"].values())
+    assert not any("$(id)" in r for n, v in document["nodes"].items() if n != "$(id)" for r in v["reasons"])
+    if nccl_failed:
+        assert (totals["passed"], totals["failed"]) == (0, 8)
+        assert counts["junit_failures"] == 8
+    else:
+        assert (totals["passed"], totals["failed"]) == (7, 1) and summary["failed_nodes"] == [SLOW]
+        assert counts["junit_failures"] == 1
+    assert not any("overridden" in w for w in document["warnings"]), document["warnings"]
+
+
+def _numbers_after(text, word):
+    return {m.group(1) for m in re.finditer(r"%s\D{0,12}?(\d+(?:\.\d+)?) GB/s" % word, text, flags=re.IGNORECASE)}
+
+
+def test_one_median_and_one_threshold_per_category_everywhere():
+    certification, _nccl = _certify_run()
+    report = report_model.build_report(certification["report"])
+    threshold = report["categories"]["nccl-all-reduce"]["threshold"]
+    median, limit = threshold["median"], threshold["limit"]
+    assert median is not None and limit == pytest.approx(0.5 * median, abs=1e-6)
+    rendered = report_render.render_formats(report, ["markdown", "html", "junit"])
+    for fmt, text in rendered.items():
+        medians = _numbers_after(text, "median")
+        assert medians <= {"%.1f" % median}, (fmt, medians)
+        thresholds = _numbers_after(text, "threshold")
+        assert thresholds <= {"%.1f" % limit, "%g" % limit}, (fmt, thresholds)
+        assert "fleet median" not in text and "best result" not in text, fmt
+    assert "%.1f" % median in rendered["html"] and "%.1f" % limit in rendered["html"]
+    # the reasons quote what was measured, the slow node's own busbw
+    slow = report["nodes"][SLOW]
+    assert slow["verdict"] == "failed" and "busbw" in slow["categories"]["nccl-all-reduce"]["reason"]
+    # the isolation tooltips use the failed groups' wording, not the rounds' fleet numbers
+    tips = [t["reason"] for r in report["isolation"]["round_summary"] for t in r["tests"] if t["outcome"] == "failed"]
+    assert tips and all("median" not in t for t in tips)
+
+
+def test_median_defaults_to_the_median_of_per_node_values():
+    report = report_model.build_report({"categories": {"x": {"per_node": {"a": 1.0, "b": 3.0, "c": 10.0, "d": 4.0},
+                                                             "threshold": {"relative_fraction": 0.5}}}})
+    assert report["categories"]["x"]["threshold"]["median"] == 3.5 and report["categories"]["x"]["threshold"]["limit"] == 1.75
+
+
+def test_platform_and_gpu_come_from_what_the_run_measured():
+    certification, nccl = _certify_run()
+    report = report_model.build_report(certification["report"])
+    assert report["platform"]["name"] == "gpu_nodes" and report["platform"]["service"] == "ssh"
+    gpu = report["gpu"]
+    assert gpu["product"] == "NVIDIA H100 80GB HBM3" and gpu["count_per_node"] == 8
+    assert gpu["driver_version"] == "550.90.07" and gpu["cuda_version"] == "12.4"
+    assert gpu["nccl_tests_version"] == nccl["software"]["nccl_tests"] == "2.13.10"
+    assert report["totals"]["gpus"] == 8 * 9
+    markdown = report_render.to_markdown(report)
+    assert "| Platform | gpu\\_nodes, ssh |" in markdown and "driver 550.90.07" in markdown and "CUDA 12.4" in markdown
+    page = to_html(report)
+    assert "Platform</div><div class=\"v\">gpu_nodes / ssh" in page and "CUDA 12.4" in page
+    props = {p.get("name"): p.get("value") for p in ET.fromstring(report_render.to_junit(report).encode("utf-8")).iter("property")}
+    assert props["gpu.driver_version"] == "550.90.07" and props["gpu.count_per_node"] == "8"
+    validate_schema(report)
+
+
+def test_bandwidth_chart_has_one_point_per_measured_size():
+    certification, _nccl = _certify_run()
+    report = report_model.build_report(certification["report"])
+    sizes = [p["bytes"] for p in report["categories"]["nccl-all-reduce"]["bandwidth_by_size"]]
+    assert sizes == list(SIZES)
+    page = to_html(report)
+    chart = page[page.index('<svg class="line-chart"'):]
+    chart = chart[:chart.index("</svg>")]
+    assert [int(b) for b in re.findall(r'<circle class="point" data-series="nccl-all-reduce" data-bytes="(\d+)"', chart)] == sizes

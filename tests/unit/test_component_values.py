@@ -64,18 +64,18 @@ def test_enabled_key_not_passed_to_values(tmp_path):
 
 def test_manifest_rendering_and_variables(tmp_path):
     tree = standard_tree(tmp_path)
-    tree.manifest("tuning", "all.yaml",
+    tree.manifest("tuning", "all.yaml.j2",
                   "release: {{ release.name }}/{{ release.namespace }}\nchart: '{{ chart.name }}|{{ chart.version }}|"
                   "{{ chart.repository }}'\ncomponent: {{ component }}\ncriteria: {{ criteria.service }}-{{ criteria.nodes }}\n"
                   "profile: {{ values.profile }}\n{% if values.missing is defined %}x: 1\n{% endif %}"
                   "list:\n  {{ values | to_yaml | indent(2) }}\n")
-    tree.manifest("tuning", "empty.yaml", "# nothing for {{ component }}\n{% if false %}\nkind: X\n{% endif %}\n---\n\n")
+    tree.manifest("tuning", "empty.yaml.j2", "# nothing for {{ component }}\n{% if false %}\nkind: X\n{% endif %}\n---\n\n")
     tree.overlay("h100-eks-training", base="eks-training",
                  criteria={"service": "eks", "accelerator": "h100", "intent": "training"},
                  component_refs=[{"name": "tuning", "type": "Helm", "overrides": {"profile": "h100"},
                                   "manifestFiles": ["components/tuning/manifests/tuning.yaml",
-                                                    "components/tuning/manifests/all.yaml",
-                                                    "components/tuning/manifests/empty.yaml"]}])
+                                                    "components/tuning/manifests/all.yaml.j2",
+                                                    "components/tuning/manifests/empty.yaml.j2"]}])
     tuning = _bundles(tmp_path, H100_EKS_TRAINING)["tuning"]
     assert sorted(tuning.manifests) == ["all.yaml", "tuning.yaml"]  # empty.yaml dropped
     assert tuning.manifest_only
@@ -90,11 +90,11 @@ def test_blank_manifest_detection():
     assert not is_blank_manifest("# c\n---\nkind: ConfigMap\n")
 
 
-def _tuning_tree(root, template):
+def _tuning_tree(root, template, filename="t.yaml.j2"):
     tree = RecipeTree(root)
     tree.registry([helm_entry("tuning")])
-    tree.manifest("tuning", "t.yaml", template)
-    tree.base(component_refs=[{"name": "tuning", "manifestFiles": ["components/tuning/manifests/t.yaml"]}])
+    tree.manifest("tuning", filename, template)
+    tree.base(component_refs=[{"name": "tuning", "manifestFiles": ["components/tuning/manifests/" + filename]}])
     return tree
 
 
@@ -102,7 +102,7 @@ def test_undefined_variable_names_file_and_line(tmp_path):
     tree = _tuning_tree(tmp_path, "a: 1\nb: 2\nc: {{ values.nope }}\n")
     with pytest.raises(RenderError) as err:
         _bundles(tmp_path)
-    assert tree.path("components/tuning/manifests/t.yaml") + ":3" in str(err.value)
+    assert tree.path("components/tuning/manifests/t.yaml.j2") + ":3" in str(err.value)
     assert "nope" in str(err.value)
 
 
@@ -110,7 +110,7 @@ def test_template_syntax_error_names_file_and_line(tmp_path):
     tree = _tuning_tree(tmp_path, "a: 1\n{% if %}\n")
     with pytest.raises(RenderError) as err:
         _bundles(tmp_path)
-    assert tree.path("components/tuning/manifests/t.yaml") + ":2" in str(err.value)
+    assert tree.path("components/tuning/manifests/t.yaml.j2") + ":2" in str(err.value)
     assert "syntax" in str(err.value)
 
 

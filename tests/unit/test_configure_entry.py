@@ -167,7 +167,7 @@ def test_bundle_drift_bad_bundle_names_the_file(tmp_path, k8s_emulator):
     assert "recipe.yaml" in str(result["error"]["file"] or result["error"]["value"])
     unknown = call_entry(BUNDLE_DRIFT, params(BUNDLE_DRIFT, kubeconfig=k8s_emulator.kubeconfig_path,
                                               bundle=str(tmp_path / "empty")))
-    assert unknown["failed"] is True and "set deployer" in unknown["msg"]
+    assert unknown["failed"] is True and "not a bundle" in unknown["msg"]  # refused before the deployer is guessed
     with pytest.raises(DsxosError) as err:
         entry.run_bundle_drift(params(BUNDLE_DRIFT, bundle=""))
     assert err.value.field == "bundle"

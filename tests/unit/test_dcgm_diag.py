@@ -67,13 +67,15 @@ def test_status_normalisation(raw, expected):
 def test_dcgm3_pass_with_null_entries():
     report = parse_dcgm_diag(_fixture("dcgm3_level1_pass.json"))
     assert report["format"] == "dcgm3"
-    assert report["version"] == "3.3.5"
-    assert report["driver_version"] == "550.90.07"
+    # dcgmi 3.x writes version and driver at the top level of the document (dcgmi/Diag.cpp HelperJsonBuildOutput)
+    assert report["version"] == "3.1.8"
+    assert report["driver_version"] == "535.129.03"
+    assert report["gpu_serials"]["7"] == "1654123001008"
     assert report["status"] == "pass"
     assert len(report["tests"]) == 9  # the null entry is ignored
     denylist = _test(report, "Denylist")
     assert denylist["category"] == "Deployment"
-    assert denylist["gpu_ids"] == list(range(8))
+    assert denylist["gpu_ids"] == []  # a Deployment result names no GPU unless it reports an error
     checks = diag_checks(report, 1)
     assert [c["status"] for c in checks] == ["ok"]
     assert "level 1 passed (9 passed" in checks[0]["reason"]
@@ -91,6 +93,10 @@ def test_dcgm3_memory_failure_on_one_gpu():
     assert memory["info"] == ["Allocated 80% of GPU memory"]
     assert _test(report, "Diagnostic")["status"] == "skip"
     assert report["counts"]["fail"] == 1
+    assert report["version"] == "3.3.5" and report["driver_version"] == "550.90.07"
+    assert memory["entities"][3]["errors"][0]["reported_severity"] == 2  # DCGM_ERROR_ISOLATE
+    assert memory["entities"][3]["errors"][0]["reported_category"] == 10  # DCGM_FR_EC_HARDWARE_MEMORY
+    assert [t["category"] for t in report["tests"]][-3:] == ["Integration", "Hardware", "Hardware"]
     checks = diag_checks(report, 2)
     assert len(checks) == 1
     check = checks[0]
@@ -98,6 +104,22 @@ def test_dcgm3_memory_failure_on_one_gpu():
     assert check["action"] == "replace"  # DCGM_FR_MEMORY_MISMATCH
     assert "Hardware/GPU Memory failed on GPU 3" in check["reason"]
     assert check["faults"][0]["mnemonic"] == "DCGM_FR_MEMORY_MISMATCH"
+
+
+def test_dcgm3_deployment_error_uses_the_warnings_key_and_an_integer_gpu_id():
+    report = parse_dcgm_diag(_fixture("dcgm3_level1_persistence_fail.json"))
+    persistence = _test(report, "Persistence Mode")
+    assert persistence["status"] == "fail"
+    assert persistence["gpu_ids"] == [1] and persistence["failed_gpu_ids"] == [1]
+    assert persistence["error_codes"] == [29]
+    assert persistence["messages"][0].startswith("Persistence mode for GPU 1 is currently disabled.")
+    assert _test(report, "Graphics Processes")["status"] == "skip"
+    checks = diag_checks(report, 1)
+    assert len(checks) == 1
+    check = checks[0]
+    assert check["check"] == "dcgm_persistence_mode" and check["gpu_index"] == 1
+    assert check["faults"][0]["mnemonic"] == "DCGM_FR_PERSISTENCE_MODE"
+    assert "Persistence mode for GPU 1" in check["reason"]
 
 
 def test_dcgm3_legacy_string_warnings_and_upper_case_status():

@@ -470,3 +470,105 @@ def test_recording_round_trip_through_module_output(tmp_path):
     again = _run_module(tmp_path, {"recorded_readings": str(saved), "expected_gpu_count": 8})
     assert again["checks"] == out["checks"]
     assert again["verdict"] == "fail"
+
+
+# ----------------------------------------------------------------------------- public constants (drift detection)
+
+
+def test_nvml_constants_match_the_installed_pynvml():
+    pynvml = import_pynvml()
+    from ansible_collections.dsxos.cluster.plugins.module_utils.gpu import nvml_reader as ours  # pylint: disable=import-outside-toplevel
+    for code, name in ours.NVML_ERROR_NAMES.items():
+        assert getattr(pynvml, name) == code, name
+    for name in ("NVML_TEMPERATURE_GPU", "NVML_TEMPERATURE_THRESHOLD_SLOWDOWN", "NVML_CLOCK_SM", "NVML_CLOCK_MEM",
+                 "NVML_MEMORY_ERROR_TYPE_CORRECTED", "NVML_MEMORY_ERROR_TYPE_UNCORRECTED", "NVML_VOLATILE_ECC",
+                 "NVML_AGGREGATE_ECC", "NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS",
+                 "NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR", "NVML_FEATURE_ENABLED", "NVML_NVLINK_MAX_LINKS"):
+        assert getattr(ours, name) == getattr(pynvml, name), name
+    assert ours.NVML_EVENT_TYPE_XID_CRITICAL_ERROR == pynvml.nvmlEventTypeXidCriticalError
+    public_counters = {"replay": "NVML_NVLINK_ERROR_DL_REPLAY", "recovery": "NVML_NVLINK_ERROR_DL_RECOVERY",
+                       "crc_flit": "NVML_NVLINK_ERROR_DL_CRC_FLIT", "crc_data": "NVML_NVLINK_ERROR_DL_CRC_DATA"}
+    assert {name: value for name, value in ours.NVLINK_ERROR_COUNTERS} == {
+        name: getattr(pynvml, const) for name, const in public_counters.items()}
+    reason_names = {"gpu_idle": "GpuIdle", "applications_clocks_setting": "ApplicationsClocksSetting",
+                    "sw_power_cap": "SwPowerCap", "hw_slowdown": "HwSlowdown", "sync_boost": "SyncBoost",
+                    "sw_thermal_slowdown": "SwThermalSlowdown", "hw_thermal_slowdown": "HwThermalSlowdown",
+                    "hw_power_brake_slowdown": "HwPowerBrakeSlowdown", "display_clock_setting": "DisplayClockSetting",
+                    "board_limit": "BoardLimit", "reliability": "Reliability"}
+    for bit, name in ours.CLOCK_EVENT_REASONS:
+        public = getattr(pynvml, "nvmlClocksEventReason" + reason_names[name], None)
+        if public is None:  # only defined under the older name
+            public = getattr(pynvml, "nvmlClocksThrottleReason" + reason_names[name])
+        assert public == bit, name
+    assert sorted(reason_names) == sorted(name for _bit, name in ours.CLOCK_EVENT_REASONS)
+
+
+def test_recorded_nvml_answers_only_calls_pynvml_has_with_the_same_shapes():
+    import inspect  # pylint: disable=import-outside-toplevel
+    pynvml = import_pynvml()
+    calls = [name for name in dir(RecordedNvml) if name.startswith("nvml")]
+    assert len(calls) > 25
+    for name in calls:
+        assert callable(getattr(pynvml, name, None)), name
+        ours = [p for p in inspect.signature(getattr(RecordedNvml, name)).parameters if p != "self"]
+        theirs = list(inspect.signature(getattr(pynvml, name)).parameters)
+        assert len(ours) == len(theirs), (name, ours, theirs)
+    # nvmlDeviceGetRemappedRows returns (corrRows, uncRows, isPending, failureOccurred)
+    assert "return (c_corr.value, c_unc.value, c_bpending.value, c_bfailure.value)" in inspect.getsource(
+        pynvml.nvmlDeviceGetRemappedRows)
+    fields = [f[0] for f in pynvml.c_nvmlEventData_t._fields_]  # pylint: disable=protected-access
+    assert fields[:3] == ["device", "eventType", "eventData"]
+    assert "busId" in [f[0] for f in pynvml.nvmlPciInfo_t._fields_]  # pylint: disable=protected-access
+    # power is read in milliwatts and reported in watts
+    reading = _read("h100x8_healthy.json")
+    recorded = _recording("h100x8_healthy.json")
+    assert reading["gpus"][0]["power_w"] == recorded["gpus"][0]["power_w"]
+    nvml = RecordedNvml(recorded)
+    assert nvml.nvmlDeviceGetPowerUsage(0) == int(recorded["gpus"][0]["power_w"] * 1000)
+
+
+def _exporter_fields():
+    shared = os.environ.get("DSXOS_SHARED_DIR", os.path.join(os.path.dirname(REPO), "shared"))
+    folder = os.path.join(shared, "reference", "dcgm-exporter")
+    assert os.path.isdir(folder), "dcgm-exporter reference is missing: %s (set DSXOS_SHARED_DIR)" % folder
+    enabled, known = set(), set()
+    for name in sorted(os.listdir(folder)):
+        if not name.endswith(".csv"):
+            continue
+        with open(os.path.join(folder, name), "r", encoding="utf-8") as handle:
+            for line in handle:
+                text = line.strip()
+                commented = text.startswith("#")
+                field = text.lstrip("#").strip().split(",")[0].strip()
+                if field.startswith(("DCGM_FI_", "DCGM_EXP_")) and " " not in field:
+                    known.add(field)
+                    if not commented:
+                        enabled.add(field)
+    assert "DCGM_FI_DEV_XID_ERRORS" in enabled, "reference lists unreadable in %s" % folder
+    return enabled, known
+
+
+def test_every_dcgm_exporter_field_we_name_exists_in_the_reference():
+    import re  # pylint: disable=import-outside-toplevel
+    from ansible_collections.dsxos.cluster.plugins.module_utils.gpu.nvml_reader import DCGM_EXPORTER_FIELDS  # pylint: disable=import-outside-toplevel
+    enabled, known = _exporter_fields()
+    missing = sorted(set(DCGM_EXPORTER_FIELDS.values()) - known)
+    assert not missing, missing
+    named = {}
+    for top in ("plugins", "roles", "docs", "playbooks", "recipes"):
+        for root, _dirs, files in os.walk(os.path.join(REPO, top)):
+            for name in files:
+                if not name.endswith((".py", ".md", ".yml", ".yaml", ".j2", ".json")):
+                    continue
+                path = os.path.join(root, name)
+                with open(path, "r", encoding="utf-8", errors="replace") as handle:
+                    for field in re.findall(r"\bDCGM_(?:FI|EXP)_[A-Z0-9_]*[A-Z0-9]", handle.read()):
+                        named.setdefault(field, os.path.relpath(path, REPO))
+    assert "DCGM_FI_DEV_XID_ERRORS" in named
+    unknown = {field: where for field, where in named.items() if field not in known}
+    assert not unknown, unknown
+    # the fields the docs compare with (certify-gpu-health.md) are named there
+    with open(os.path.join(REPO, "docs", "certify-gpu-health.md"), "r", encoding="utf-8") as handle:
+        doc = handle.read()
+    assert all(field in doc for field in DCGM_EXPORTER_FIELDS.values())
+    assert "DCGM_FI_DEV_PCIE_REPLAY_COUNTER" in enabled and "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL" not in enabled

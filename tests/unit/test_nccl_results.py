@@ -4,15 +4,19 @@
 """Unit tests for plugins/module_utils/certify/nccl_results.py (nccl-tests log parser)."""
 from __future__ import annotations
 
+import json
 import os
 import random
 import re
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
+import nccl_log_corpus
 from ansible_collections.dsxos.cluster.plugins.module_utils.certify.nccl_results import (
-    COLLECTIVES, NcclResult, busbw_factor, canonical_collective, expected_busbw, parse_nccl_file,
-    parse_nccl_output, parse_nccl_runs, split_nccl_runs)
+    COLLECTIVES, MAX_LISTED, NcclResult, busbw_factor, canonical_collective, expected_busbw, legacy_busbw_factor,
+    parse_nccl_file, parse_nccl_output, parse_nccl_runs, split_nccl_runs)
 from ansible_collections.dsxos.cluster.plugins.module_utils.common.safe_yaml import dump_yaml, load_yaml_text
 
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "nccl")
@@ -415,3 +419,236 @@ def test_launcher_could_not_start():
                                   "MPI launcher could not start its daemons on every host",
                                   "MPI run aborted (the launcher does not know which process)"]
     assert result.reasons[-1] == "no nccl-tests result in the log"
+
+
+# --- the corpus: every format era, every collective, every launcher ------------------------------------------------
+
+CORPUS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "nccl_logs")
+
+
+def _check_expected(result: NcclResult, expected: dict) -> None:
+    assert not [r for r in result.reasons if "inconsistent" in r], result.reasons
+    assert result.collective == expected["collective"]
+    assert result.ranks == expected["ranks"]
+    assert result.hosts == expected["hosts"]
+    assert len(result.rows) == expected["rows"]
+    assert result.ok == expected["ok"], result.reasons
+    for want in expected["reasons"]:
+        assert [r for r in result.reasons if want in r], (want, result.reasons)
+    if expected["ok"]:
+        assert result.max_busbw == expected["max_busbw"]
+        assert result.avg_busbw == expected["avg_busbw"]
+        assert result.reasons == []
+    else:
+        assert result.reasons
+    legacy_notes = [w for w in result.warnings if "old nccl-tests bandwidth convention" in w]
+    assert bool(legacy_notes) == (expected["legacy"] and expected["rows"] > 0)
+
+
+def test_committed_corpus_samples_are_what_the_generator_writes(tmp_path):
+    written = nccl_log_corpus.write_samples(str(tmp_path))
+    committed = sorted(n for n in os.listdir(CORPUS_DIR) if n.endswith(".log"))
+    assert written == committed and len(committed) == len(nccl_log_corpus.SAMPLE_NAMES)
+    for name in committed + ["expected.json"]:
+        with open(os.path.join(CORPUS_DIR, name), encoding="utf-8") as mine, open(str(tmp_path / name), encoding="utf-8") as fresh:
+            assert mine.read() == fresh.read(), name
+
+
+def test_committed_corpus_samples_parse_as_expected():
+    with open(os.path.join(CORPUS_DIR, "expected.json"), encoding="utf-8") as handle:
+        expected = json.load(handle)
+    assert len(expected) == len(nccl_log_corpus.SAMPLE_NAMES)
+    for name, exp in sorted(expected.items()):
+        _check_expected(parse_nccl_file(os.path.join(CORPUS_DIR, name)), exp)
+
+
+@pytest.mark.parametrize("era", nccl_log_corpus.ERAS)
+def test_whole_corpus_of_an_era(era):
+    count = 0
+    for name, text, exp in nccl_log_corpus.corpus():
+        if exp["era"] != era:
+            continue
+        count += 1
+        result = parse_nccl_output(text, file_hint=name + ".log")
+        try:
+            _check_expected(result, exp)
+        except AssertionError as exc:
+            raise AssertionError("%s: %s" % (name, exc)) from exc
+    # collectives x 2 topologies x 4 outcomes x every launcher
+    assert count == len(nccl_log_corpus.ERA_COLLECTIVES[era]) * 2 * 4 * len(nccl_log_corpus.LAUNCHERS)
+
+
+# --- the bandwidth convention of old nccl-tests ------------------------------------------------------------------
+
+@pytest.mark.parametrize("collective, ranks, factor", [
+    ("all_gather", 8, 1.0), ("reduce_scatter", 16, 1.0), ("gather", 4, 1.0), ("scatter", 2, 1.0),
+    ("alltoall", 8, 8 / 7), ("all_reduce", 8, None), ("broadcast", 8, None), ("sendrecv", 2, None),
+])
+def test_legacy_busbw_factor(collective, ranks, factor):
+    assert legacy_busbw_factor(collective, ranks) == factor
+
+
+@pytest.mark.parametrize("collective", ["all_gather", "reduce_scatter", "alltoall"])
+def test_old_log_uses_its_own_convention_and_a_new_one_does_not(collective):
+    lines, expected = nccl_log_corpus.generate("2019", collective, 1, "success")
+    text, _exp = nccl_log_corpus.wrap(lines, expected, "plain", "success")
+    old = parse_nccl_output(text, collective=collective)
+    assert old.ok, old.reasons
+    assert any("old nccl-tests bandwidth convention" in w and "issue #45" in w for w in old.warnings)
+    # the busbw of an old all_gather is the busbw of today's: algbw = busbw
+    if collective != "alltoall":
+        assert all(r.oop_algbw == r.oop_busbw for r in old.rows)
+    # the same numbers under a version line of today's nccl-tests are an inconsistent log
+    relabelled = parse_nccl_output("# nccl-tests version 2.17.6 nccl-headers=22703 nccl-library=22703\n" + text,
+                                   collective=collective)
+    assert not relabelled.ok and has_reason(relabelled, r"^inconsistent log: reported busbw does not match algbw x 0\.8750")
+
+
+def test_edited_old_log_is_still_inconsistent():
+    lines, expected = nccl_log_corpus.generate("2019", "all_gather", 1, "success")
+    text, _exp = nccl_log_corpus.wrap(lines, expected, "plain", "success")
+    row = next(line for line in text.splitlines() if line.strip().startswith("1073741824"))
+    busbw = row.split()[5]
+    edited = text.replace(row, row.replace(" %s " % busbw, " %6.2f " % (float(busbw) * 1.2), 1))
+    result = parse_nccl_output(edited, collective="all_gather")
+    assert not result.ok and has_reason(result, r"inconsistent log: .* in 1 place, e\.g\. 1 GiB out-of-place")
+
+
+# --- launcher prefixes of any shape -----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("prefix", [
+    "[1,0]<stdout>:", " 0: ", "[pod/nccl-test-launcher-7xk2p/mpi-launcher] ", "2026-02-03T04:05:06.123+01:00 ",
+    "gpu-node-01: ", "(head, rank=0, pid=3808) [1,0]<stdout>:", "[pod/a/b] 2026-02-03T04:05:06Z 12: ",
+    "\x1b[36m(worker pid=77)\x1b[0m ",
+])
+def test_any_launcher_prefix_keeps_rows_and_trailer(prefix):
+    plain = parse_nccl_file(fixture("all_reduce_8gpu_h100.log"))
+    text = "\n".join(prefix + line for line in read("all_reduce_8gpu_h100.log").splitlines()) + "\n"
+    result = parse_nccl_output(text)
+    assert result.ok, result.reasons
+    assert [r.to_dict() for r in result.rows] == [r.to_dict() for r in plain.rows]
+    assert (result.avg_busbw, result.max_busbw, result.hosts) == (plain.avg_busbw, plain.max_busbw, plain.hosts)
+
+
+def test_trailer_without_readable_rows_is_explained():
+    text = "\n".join(line if line.startswith("#") else "ROW? " + line.replace(" ", "|")
+                     for line in read("all_reduce_8gpu_h100.log").splitlines())
+    result = parse_nccl_output(text)
+    assert not result.ok and result.rows == [] and result.avg_busbw == pytest.approx(168.078)
+    assert has_reason(result, r"no result rows could be read although the log reports 'Avg bus bandwidth : 168.078'")
+    assert not has_reason(result, "stopped before the first message size")
+
+
+# --- launcher messages wrapped over two lines ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("lines, pattern", [
+    (["mpirun noticed that process rank 3 with PID 0 on node gpu-node-02 exited on", "signal 6 (Aborted)."],
+     r"^MPI run aborted: rank 3 on gpu-node-02 exited on signal 6 \(Aborted\)$"),
+    (["[1,0]<stderr>:mpirun noticed that process rank 3 with PID 0 on node gpu-node-02 exited on signal 6",
+      "[1,0]<stderr>:(Aborted)."], r"^MPI run aborted: rank 3 on gpu-node-02 exited on signal 6 \(Aborted\)$"),
+    (["Primary job  terminated normally, but", "1 process returned", "a non-zero exit code."],
+     r"^MPI run aborted: 1 process\(es\) returned a non-zero exit code$"),
+    (["srun: error: gpu-node-03: task 3: Aborted"], r"^Slurm step failed on gpu-node-03 \(task 3\): Aborted$"),
+    (["2026-01-01T00:00:00Z srun: error: gpu-node-03:", "2026-01-01T00:00:01Z task 3: Aborted"],
+     r"^Slurm step failed on gpu-node-03 \(task 3\): Aborted$"),
+])
+def test_wrapped_launcher_messages_are_rejoined(lines, pattern):
+    header = read("all_reduce_8gpu_h100.log").splitlines()[:40]
+    result = parse_nccl_output("\n".join(header + lines) + "\n")
+    assert not result.ok
+    assert [r for r in result.reasons if re.search(pattern, r)], result.reasons
+    assert len([r for r in result.reasons if r.startswith(("MPI run aborted: rank", "Slurm step"))]) <= 1
+    assert not has_reason(result, "no nccl-tests output recognised")
+
+
+def test_abort_alone_is_the_reason():
+    result = parse_nccl_output("mpirun noticed that process rank 0 with PID 0 on node n1 exited on\nsignal 9 (Killed).\n")
+    assert result.reasons[0] == "MPI run aborted: rank 0 on n1 exited on signal 9 (Killed)"
+    assert not has_reason(result, "no nccl-tests output recognised")
+
+
+# --- every capped list says how many it left out -------------------------------------------------------------------
+
+def test_many_test_failures_are_grouped_and_counted():
+    lines = read("all_reduce_8gpu_h100.log").splitlines()[:30]
+    hosts = ["gpu-node-%02d" % i for i in range(37)] + ["gpu-node-00", "gpu-node-01"]
+    lines += ["%s: Test NCCL failure common.cu:1075 'unhandled system error'" % h for h in hosts]
+    lines += ["gpu-node-%02d: Test CUDA failure common.cu:%d 'out of memory'" % (i, 900 + i) for i in range(12)]
+    result = parse_nccl_output("\n".join(lines))
+    assert has_reason(result, r"^nccl-tests failed on 37 hosts \(gpu-node-00, gpu-node-01, gpu-node-02, gpu-node-03 and 33 "
+                              r"more\), 39 lines: Test NCCL failure common.cu:1075 'unhandled system error'$")
+    listed = [r for r in result.reasons if r.startswith("nccl-tests failed")]
+    assert len(listed) == MAX_LISTED
+    assert has_reason(result, r"^\.\.\. and 3 more distinct nccl-tests failure messages$")
+
+
+def test_warn_hosts_and_corrupt_sizes_are_counted():
+    lines = read("all_reduce_8gpu_h100.log").splitlines()
+    lines = [re.sub(r"(\s)0(\s+\S+\s+\S+\s+\S+\s+)0$", r"\g<1>7\g<2>0", line) if re.match(r"^\s+\d+\s+\d+\s+float", line) else line
+             for line in lines]
+    lines += ["gpu-node-%02d:1:2 [0] NCCL WARN NET/IB : Got async event : port error" % i for i in range(6)]
+    result = parse_nccl_output("\n".join(lines))
+    assert has_reason(result, r"^NCCL WARN on gpu-node-00, gpu-node-01, gpu-node-02, gpu-node-03 and 2 more hosts \(6 lines\)")
+    assert has_reason(result, r"^data corruption: #wrong > 0 at 31 sizes: 8 B \(7\), .* and 21 more$")
+
+
+# --- property: launcher wrapping and truncation never change what a log says ---------------------------------------
+
+_PREFIXES = {
+    "mpirun": lambda rank, i: "[1,%d]<stdout>:" % max(rank, 0),
+    "srun": lambda rank, i: "%2d: " % max(rank, 0),
+    "kubectl_prefix": lambda rank, i: "[pod/nccl-%d/main] " % (i % 3),
+    "timestamp": lambda rank, i: "2025-11-0%dT10:%02d:%02d.%03dZ " % (1 + i % 9, i % 60, (i * 7) % 60, i % 1000),
+    "pdsh": lambda rank, i: "node%02d: " % (max(rank, 0) // 8),
+    "cluster_tool": lambda rank, i: "(head, rank=%d, pid=38%02d) " % (max(rank, 0), i % 100),
+}
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(era=st.sampled_from(nccl_log_corpus.ERAS), data=st.data(), hosts=st.sampled_from([1, 2]),
+       outcome=st.sampled_from(["success", "abort"]),
+       nesting=st.lists(st.sampled_from(sorted(_PREFIXES)), min_size=0, max_size=3),
+       split_at=st.integers(min_value=0, max_value=40), cut=st.one_of(st.none(), st.floats(min_value=0.0, max_value=1.0)))
+def test_wrapping_and_truncation_properties(era, data, hosts, outcome, nesting, split_at, cut):
+    collective = data.draw(st.sampled_from(nccl_log_corpus.ERA_COLLECTIVES[era]))
+    lines, expected = nccl_log_corpus.generate(era, collective, hosts, outcome)
+    plain_text, exp = nccl_log_corpus.wrap(lines, expected, "plain", outcome, split_at=split_at)
+    plain = parse_nccl_output(plain_text, collective=collective)
+    if outcome == "abort":
+        messages = [m for m in plain_text.splitlines() if not m.startswith((" ", "#"))]
+    else:
+        messages = []
+    wrapped_lines = []
+    for index, line in enumerate(plain_text.splitlines()):
+        prefix = "".join(_PREFIXES[kind](0, index) for kind in nesting)
+        wrapped_lines.append(prefix + line)
+    text = "\n".join(wrapped_lines) + "\n"
+    if cut is not None:
+        text = text[:int(len(text) * cut)]
+    result = parse_nccl_output(text, collective=collective)  # never raises
+
+    # a result never contradicts itself
+    if result.ok:
+        assert result.rows and result.avg_busbw is not None and not result.reasons
+    if result.rows and result.avg_busbw is None:
+        assert has_reason(result, "truncated") or not result.ok
+    if not result.rows and result.avg_busbw is not None:
+        assert has_reason(result, "no result rows could be read although")
+    assert not result.ok or not has_reason(result, "no result rows")
+    full_rows = [(r.size, r.best_busbw) for r in plain.rows]
+    rows = [(r.size, r.best_busbw) for r in result.rows]
+    if cut is None:
+        # the same measurement as the unwrapped log, and the same verdict
+        assert rows == full_rows
+        assert (result.ok, result.max_busbw, result.avg_busbw, result.ranks) == (plain.ok, plain.max_busbw, plain.avg_busbw, plain.ranks)
+        assert not has_reason(result, "inconsistent")
+        for reason in exp["reasons"]:
+            assert [r for r in result.reasons if reason in r], (reason, result.reasons, messages)
+        assert not has_reason(result, "no nccl-tests output recognised")
+    else:
+        # a cut log: fewer rows and a reason, or the whole measurement
+        assert rows == full_rows[:len(rows)]
+        if len(rows) < len(full_rows):
+            assert not result.ok and result.reasons
+        else:
+            assert result.max_busbw == plain.max_busbw

@@ -31,7 +31,7 @@ from ansible_collections.dsxos.cluster.plugins.module_utils.certify.report_rende
 from ansible_collections.dsxos.cluster.plugins.module_utils.certify.report_storage import (
     DEFAULT_BASENAME, DEFAULT_COMPRESS_ABOVE_BYTES, configmap_payload, store_configmap, validate_basename, write_report_files,
 )
-from ansible_collections.dsxos.cluster.plugins.module_utils.certify.runner_hosts import HostsRunner, validate_hosts_launch
+from ansible_collections.dsxos.cluster.plugins.module_utils.certify.runner_hosts import REFUSED_PREFIX, HostsRunner, refuse_invalid_hosts, validate_hosts_launch
 from ansible_collections.dsxos.cluster.plugins.module_utils.certify.runner_kubernetes import (
     HOSTNAME_LABEL, KubeRunnerOptions, KubernetesRunner, k8s_nodes, kube_options_from_params, positive_number,
 )
@@ -107,6 +107,8 @@ def run_certify_nccl(params: Mapping[str, Any], check_mode: bool = False, diff: 
                                value=params["node_selector"])
         if params.get("nodes") is None and not validate_only:
             raise CertifyError("empty target: the hosts runner needs nodes", field="nodes", value=None)
+        # an inventory host whose name or address cannot be used safely is excluded on its own (never launched)
+        nodes = refuse_invalid_hosts(nodes, mpirun=params.get("mpirun") is not None or not validate_only)
         launch = dict(params.get("mpirun") or {})
         launch.setdefault("timeout_s", timeout_s)
         if params.get("mpirun") is not None or not validate_only:
@@ -128,7 +130,9 @@ def run_certify_nccl(params: Mapping[str, Any], check_mode: bool = False, diff: 
                 hostnames.update(kube_opts.node_hostnames)
                 kube_opts.node_hostnames = hostnames
         if validate_only:
-            base.update(msg="configuration is valid", nodes_given=[n.name for n in nodes])
+            base.update(msg="configuration is valid", nodes_given=[n.name for n in nodes],
+                        refused_hosts={n.name: n.exclude_reason for n in nodes
+                                       if runner_kind == "hosts" and n.exclude_reason and n.exclude_reason.startswith(REFUSED_PREFIX)})
             return base
         if check_mode:
             grouping = group_nodes([n.node_info() for n in nodes], config.isolation.grouping)

@@ -52,6 +52,9 @@ FAULTY = "faulty"
 EXCLUDED = "excluded"
 INCONCLUSIVE = "inconclusive"
 PASSED = "PASSED"
+#: screening merges groups (``screen_size``) only from this many groups on: a small cluster keeps one test per
+#: group, a large one saves half of its screening tests for one more split level per fault.
+SCREEN_MERGE_MIN_GROUPS = 8
 INCOMPLETE = "INCOMPLETE"
 FAILED = "FAILED"
 
@@ -64,26 +67,43 @@ class IsolationError(CertifyError):
 class IsolationConfig:
     """Planner knobs.
 
-    ``confirmations``: failing tests, each with healthy partners not used before, that must follow a
-    suspect's first isolated failure before it (or a link) is condemned.  ``cross_step_tests``: most
-    tests one link-search step may use (None: ``max(16, ceil(nodes / 64))``).
+    An *isolated failure* of a node is a failed test in which every other member and every domain pair
+    has been proven healthy by a passing test (counted also retroactively, once the others pass); of a
+    link, a failed test whose members are all proven healthy and whose only unverified domain pair is
+    that link.  A node or link is condemned when it has ``min_evidence`` isolated failures, of which at
+    least ``confirmations`` were planned as retests against known-good partners (different ones each
+    time).  With independent transients of rate ``p`` a healthy node reaches ``min_evidence`` only with
+    probability ``p ** min_evidence`` (3e-7 at 5 % and the default 6 per node and run).
+
+    ``screen_size``: the screening round tests consecutive topology groups together up to this many nodes
+    (None: every group on its own); ``split_levels`` is derived from ``min_evidence`` (a failing test is
+    cut into as many parts as let its candidates be isolated by the round that brings the last evidence).
+    ``cross_step_tests``: most tests one link-search step may use (None: ``max(16, ceil(nodes / 64))``).
     """
 
-    confirmations: int = 2
+    confirmations: int = 1
     min_test_size: int = 2
-    singles_max: int = 5
+    singles_max: int = 2
     max_rounds: int = 32
     cross_domain: bool = True
     cross_step_tests: Optional[int] = None
     cross_per_round: int = 2
+    min_evidence: int = 6
+    screen_size: Optional[int] = 32
     grouping: GroupingConfig = field(default_factory=GroupingConfig)
 
     def validate(self) -> None:
+        if self.screen_size is not None and (not isinstance(self.screen_size, int) or isinstance(self.screen_size, bool)
+                                             or self.screen_size < 1):
+            raise IsolationError("screen_size must be an integer >= 1 or null", field="screen_size", value=self.screen_size)
         for name, low in (("confirmations", 1), ("min_test_size", 1), ("singles_max", 1), ("max_rounds", 1),
-                          ("cross_per_round", 1)):
+                          ("cross_per_round", 1), ("min_evidence", 1)):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < low:
                 raise IsolationError("%s must be an integer >= %d" % (name, low), field=name, value=value)
+        if self.min_evidence < self.confirmations:
+            raise IsolationError("min_evidence must be >= confirmations (%d)" % self.confirmations, field="min_evidence",
+                                 value=self.min_evidence)
         if self.cross_step_tests is not None and (not isinstance(self.cross_step_tests, int) or self.cross_step_tests < 3):
             raise IsolationError("cross_step_tests must be an integer >= 3 or null", field="cross_step_tests",
                                  value=self.cross_step_tests)
@@ -173,11 +193,12 @@ class LinkFault:
 class _TestRecord:
     """Planner-side bookkeeping of one planned test."""
 
-    __slots__ = ("test", "domains", "suspect", "suspect_link", "passed", "seq")
+    __slots__ = ("test", "domains", "suspect", "suspect_link", "passed", "seq", "depth")
 
     def __init__(self, test: GroupTest, domains: Tuple[int, ...], suspect: Optional[str],
-                 suspect_link: Optional[int], seq: int) -> None:
+                 suspect_link: Optional[int], seq: int, depth: int = 0) -> None:
         self.seq = seq
+        self.depth = depth
         self.test = test
         self.domains = domains
         self.suspect = suspect
@@ -270,18 +291,18 @@ class IsolationPlanner:
         self._verified: Dict[str, str] = {}  # node -> id of the first passing test
         self._verified_by_domain: Dict[int, List[str]] = {i: [] for i in range(self._ndom)}
         self._condemned: Dict[str, Tuple[str, ...]] = {}
-        self._evidence: Dict[str, List[Tuple[str, FrozenSet[str]]]] = {}
         self._cleared_after_failure: Dict[str, int] = {}
+        self._clean_of: Dict[str, int] = {}
         self._ok_mask: List[int] = [0] * self._ndom  # bit b of _ok_mask[a]: pair (a, b) verified
         self._link_condemned: Dict[int, Tuple[Tuple[str, ...], Tuple[str, ...]]] = {}
-        self._link_evidence: Dict[int, List[Tuple[str, Tuple[str, ...]]]] = {}
+        self._failed_ids: List[str] = []  # every failed test, in order
         self._open: List[str] = []  # ids of failed tests not yet explained
         self._failures_of: Dict[str, List[str]] = {}
         self._inconclusive: Dict[str, str] = {}
         self._uncovered = 0
         self._failed_sets: Set[FrozenSet[str]] = set()
         self._waiting_logged: Set[str] = set()
-        self._needed = self.config.confirmations + 1  # the isolating failure plus the confirmations
+        self._needed = self.config.min_evidence
 
         cross_tests = self.config.cross_step_tests
         self._cross_step_tests = cross_tests if cross_tests is not None else max(16, math.ceil(len(names) / 64))
@@ -354,7 +375,8 @@ class IsolationPlanner:
                 out[name] = Verdict(EXCLUDED, self._excluded[name])
             elif name in self._condemned:
                 ids = self._condemned[name]
-                out[name] = Verdict(FAULTY, "failed %d isolation tests, each with different healthy partners" % len(ids), ids)
+                out[name] = Verdict(FAULTY, "failed %d tests in which every other member was proven healthy (%d of them "
+                                    "retests with different healthy partners)" % (len(ids), self._clean_of[name]), ids)
             elif name in self._verified:
                 reason = "passed %s" % self._verified[name]
                 if self._cleared_after_failure.get(name):
@@ -374,12 +396,11 @@ class IsolationPlanner:
             nodes, ids = self._link_condemned[code]
             out.append(LinkFault(self._pair_names(code), nodes, ids, FAULTY))
         if self._finished:
-            for code in sorted(self._link_evidence):
-                if code in self._link_condemned or self._pair_verified(code):
+            for code, (ids, _clean) in sorted(self._link_isolated().items()):
+                if code in self._link_condemned:
                     continue
-                entries = self._link_evidence[code]
-                nodes = tuple(sorted({n for _tid, ns in entries for n in ns}, key=natural_key))
-                out.append(LinkFault(self._pair_names(code), nodes, tuple(t for t, _nodes in entries), "suspect"))
+                nodes = tuple(sorted({n for tid in ids for n in self._tests[tid].test.nodes}, key=natural_key))
+                out.append(LinkFault(self._pair_names(code), nodes, tuple(ids), "suspect"))
         return out
 
     def result(self) -> str:
@@ -391,7 +412,7 @@ class IsolationPlanner:
             return INCOMPLETE
         if len(self._verified) < len(self._eligible):
             return INCOMPLETE
-        if any(not self._pair_verified(code) for code in self._link_evidence):
+        if any(code not in self._link_condemned for code in self._link_isolated()):
             return INCOMPLETE
         return PASSED
 
@@ -465,7 +486,7 @@ class IsolationPlanner:
         return None
 
     def _new_test(self, nodes: Sequence[str], purpose: str, why: str, busy: Set[str],
-                  tests: List[GroupTest]) -> _TestRecord:
+                  tests: List[GroupTest], depth: int = 0) -> _TestRecord:
         self._test_count += 1
         test_id = "r%d-%s-%03d" % (self._round + 1, purpose, len(tests) + 1)
         test = GroupTest(id=test_id, nodes=tuple(nodes), purpose=purpose, why=why)
@@ -474,7 +495,7 @@ class IsolationPlanner:
         pairs = self._unverified_pairs(domains, limit=2) if len(domains) > 1 else []
         suspect = unverified[0] if len(unverified) == 1 and not pairs and len(nodes) > 1 else None
         suspect_link = pairs[0] if not unverified and len(pairs) == 1 else None
-        rec = _TestRecord(test, domains, suspect, suspect_link, self._test_count)
+        rec = _TestRecord(test, domains, suspect, suspect_link, self._test_count, depth)
         self._tests[test_id] = rec
         busy.update(nodes)
         tests.append(test)
@@ -487,13 +508,14 @@ class IsolationPlanner:
         newly = []
         for node in test.nodes:
             if node not in self._verified and node not in self._condemned:
+                earlier = self._node_isolated(node)[0] if self._failures_of.get(node) else []
                 self._verified[node] = test.id
                 self._verified_by_domain[self._dom[node]].append(node)
                 newly.append(node)
-                if self._evidence.get(node):
-                    self._cleared_after_failure[node] = len(self._evidence[node])
+                if earlier:
+                    self._cleared_after_failure[node] = len(earlier)
                     self._log("cleared", node=node, test=test.id,
-                              reason="passed after %d isolated failure(s): counted as transient" % len(self._evidence[node]))
+                              reason="passed after %d isolated failure(s): counted as transient" % len(earlier))
         if len(rec.domains) > 1:
             ok = self._ok_mask
             full = self._mask(rec.domains)
@@ -506,97 +528,77 @@ class IsolationPlanner:
         test = rec.test
         self._log("failed", test=test.id, purpose=test.purpose, busbw=outcome.busbw, reason=outcome.reason[:300])
         self._open.append(test.id)
+        self._failed_ids.append(test.id)
         self._failed_sets.add(frozenset(test.nodes))
         for node in test.nodes:
             if node not in self._verified:
                 self._failures_of.setdefault(node, []).append(test.id)
         if rec.suspect is not None and rec.suspect not in self._verified and rec.suspect not in self._condemned:
-            node = rec.suspect
-            partners = frozenset(n for n in test.nodes if n != node)
-            entries = self._evidence.setdefault(node, [])
-            entries.append((test.id, partners))
-            self._log("evidence", node=node, test=test.id, partners=sorted(partners, key=natural_key),
-                      count=len(entries), needed=self._needed)
+            ids, clean = self._node_isolated(rec.suspect)
+            self._log("evidence", node=rec.suspect, test=test.id,
+                      partners=sorted((n for n in test.nodes if n != rec.suspect), key=natural_key),
+                      count=len(ids), retests=clean, needed=self._needed)
         if rec.suspect_link is not None and not self._pair_verified(rec.suspect_link) \
                 and rec.suspect_link not in self._link_condemned:
-            code = rec.suspect_link
-            entries_l = self._link_evidence.setdefault(code, [])
-            entries_l.append((test.id, test.nodes))
-            self._log("link-evidence", domains=list(self._pair_names(code)), test=test.id, nodes=list(test.nodes),
-                      count=len(entries_l), needed=self._needed)
+            self._log("link-evidence", domains=list(self._pair_names(rec.suspect_link)), test=test.id,
+                      nodes=list(test.nodes), needed=self._needed)
 
-    def _needed_for(self, explains: Optional[str]) -> int:
-        """Isolated failures needed: one more when no other failed test needs this suspect."""
-        return self._needed if explains else self._needed + 1
-
-    def _node_explains(self, node: str) -> Optional[str]:
-        """Id of a failed test (not one of ``node``'s own isolation tests) that only ``node`` can explain."""
-        own = {tid for tid, _partners in self._evidence.get(node, [])}
-        for tid in self._failures_of.get(node, []):
-            if tid in own:
-                continue
+    def _node_isolated(self, node: str) -> Tuple[List[str], int]:
+        """Failed tests of ``node`` in which every other member and every domain pair is proven healthy, and
+        how many of them were planned that way (retests against known-good partners)."""
+        ids: List[str] = []
+        clean = 0
+        verified = self._verified
+        for tid in self._failures_of.get(node, ()):
             rec = self._tests[tid]
-            if all(n == node or n in self._verified for n in rec.test.nodes) and \
-                    (len(rec.domains) < 2 or not self._unverified_pairs(rec.domains, limit=1)):
-                return tid
-        return None
-
-    def _link_explains(self, code: int) -> Optional[str]:
-        own = {tid for tid, _nodes in self._link_evidence.get(code, [])}
-        a, b = divmod(code, self._ndom)
-        for tid in self._open:
-            rec = self._tests[tid]
-            if tid in own or len(rec.domains) < 2 or a not in rec.domains or b not in rec.domains:
+            if len(rec.test.nodes) < 2 or any(n != node and n not in verified for n in rec.test.nodes):
                 continue
-            if all(n in self._verified for n in rec.test.nodes) and self._unverified_pairs(rec.domains, limit=2) == [code]:
-                return tid
-        return None
+            if len(rec.domains) > 1 and self._unverified_pairs(rec.domains, limit=1):
+                continue
+            ids.append(tid)
+            if rec.suspect == node:
+                clean += 1
+        return ids, clean
+
+    def _link_isolated(self) -> Dict[int, Tuple[List[str], int]]:
+        """Per unverified domain pair: failed tests whose members are all proven healthy and whose only
+        unverified pair it is, and how many of them were planned that way."""
+        out: Dict[int, Tuple[List[str], int]] = {}
+        verified = self._verified
+        for tid in self._failed_ids:
+            rec = self._tests[tid]
+            if len(rec.domains) < 2 or not all(n in verified for n in rec.test.nodes):
+                continue
+            pairs = self._unverified_pairs(rec.domains, limit=2)
+            if len(pairs) != 1:
+                continue
+            ids, clean = out.get(pairs[0], ([], 0))
+            ids.append(tid)
+            out[pairs[0]] = (ids, clean + (1 if rec.suspect_link == pairs[0] else 0))
+        return out
 
     def _judge_suspects(self) -> None:
-        """Condemn suspects with enough isolated failures.  A suspect that is the only explanation of
-        another failed test needs ``confirmations + 1`` failures; one that is not (another suspect
-        explains those failures too) needs one more, so a transient next to a real fault is not enough."""
-        for node in sorted(self._evidence, key=natural_key):
+        """Condemn every node and link with ``min_evidence`` isolated failures, ``confirmations`` of them
+        planned as retests against known-good partners."""
+        needed, retests = self._needed, self.config.confirmations
+        for node in sorted(self._failures_of, key=natural_key):
             if node in self._verified or node in self._condemned:
                 continue
-            chosen = self._disjoint_evidence(self._evidence[node])
-            if len(chosen) < self._needed:
+            ids, clean = self._node_isolated(node)
+            if len(ids) >= needed and clean >= retests:
+                self._condemned[node] = tuple(ids)
+                self._clean_of[node] = clean
+                self._log("condemned", node=node, tests=list(ids),
+                          reason="failed %d tests in which every other member was proven healthy, %d of them retests "
+                                 "with different healthy partners" % (len(ids), clean))
+        for code, (ids, clean) in sorted(self._link_isolated().items()):
+            if code in self._link_condemned or len(ids) < needed or clean < retests:
                 continue
-            explains = self._node_explains(node)
-            if len(chosen) >= self._needed_for(explains):
-                self._condemned[node] = tuple(chosen)
-                self._log("condemned", node=node, tests=list(chosen),
-                          reason="failed %d isolation tests with different healthy partners%s" % (
-                              len(chosen), "; the only explanation of %s" % explains if explains else ""))
-        for code in sorted(self._link_evidence):
-            if code in self._link_condemned or self._pair_verified(code):
-                continue
-            used: Set[str] = set()
-            chosen_l: List[Tuple[str, Tuple[str, ...]]] = []
-            for tid, nodes in self._link_evidence[code]:
-                if not used.intersection(nodes):
-                    chosen_l.append((tid, nodes))
-                    used.update(nodes)
-            if len(chosen_l) < self._needed:
-                continue
-            explains = self._link_explains(code)
-            if len(chosen_l) >= self._needed_for(explains):
-                nodes_all = tuple(sorted(used, key=natural_key))
-                self._link_condemned[code] = (nodes_all, tuple(t for t, _nodes in chosen_l))
-                self._log("link-condemned", domains=list(self._pair_names(code)), nodes=list(nodes_all),
-                          tests=[t for t, _nodes in chosen_l],
-                          reason="faulty link between %s and %s%s" % (
-                              self._pair_names(code) + ("; the only explanation of %s" % explains if explains else "",)))
-
-    @staticmethod
-    def _disjoint_evidence(entries: List[Tuple[str, FrozenSet[str]]]) -> List[str]:
-        used: Set[str] = set()
-        chosen = []
-        for tid, partners in entries:
-            if partners and not used.intersection(partners):
-                chosen.append(tid)
-                used.update(partners)
-        return chosen
+            nodes_all = tuple(sorted({n for tid in ids for n in self._tests[tid].test.nodes}, key=natural_key))
+            self._link_condemned[code] = (nodes_all, tuple(ids))
+            self._log("link-condemned", domains=list(self._pair_names(code)), nodes=list(nodes_all), tests=list(ids),
+                      reason="faulty link between %s and %s: %d failed tests with only this pair unverified, %d of them "
+                             "retests with other nodes" % (self._pair_names(code) + (len(ids), clean)))
 
     # ------------------------------------------------------------------ planning
     def _advance(self) -> None:
@@ -609,8 +611,10 @@ class IsolationPlanner:
         tests: List[GroupTest] = []
         self._waiting_logged = set()
         if self._round == 0:
-            for group in self.grouping.groups:
-                self._new_test(group.nodes, "screen", "screen group %s" % group.name, busy, tests)
+            for names, members in self._screen_units():
+                why = "screen group %s" % names[0] if len(names) == 1 else \
+                    "screen groups %s together (%d nodes)" % (", ".join(names), len(members))
+                self._new_test(members, "screen", why, busy, tests)
         else:
             waiting = self._plan_followups(busy, tests)
             if not tests:
@@ -626,13 +630,25 @@ class IsolationPlanner:
         for test in tests:
             self._log("plan", test=test.id, purpose=test.purpose, nodes=list(test.nodes), why=test.why)
 
+    def _screen_units(self) -> List[Tuple[List[str], List[str]]]:
+        """Consecutive topology groups merged up to ``screen_size`` nodes (a group is never cut)."""
+        units: List[Tuple[List[str], List[str]]] = []
+        limit = self.config.screen_size if len(self.grouping.groups) >= SCREEN_MERGE_MIN_GROUPS else None
+        for group in self.grouping.groups:
+            if units and limit is not None and len(units[-1][1]) + len(group.nodes) <= limit:
+                units[-1][0].append(group.name)
+                units[-1][1].extend(group.nodes)
+            else:
+                units.append(([group.name], list(group.nodes)))
+        return units
+
     def _finish(self, reason: str) -> None:
         self._finished = True
         self._finish_reason = reason
         for name in self._eligible:
             if name not in self._verified and name not in self._condemned:
                 failures = self._failures_of.get(name, [])
-                evidence = self._evidence.get(name, [])
+                evidence = self._node_isolated(name)[0] if failures else []
                 if evidence:
                     why = "failed %d isolation test(s), fewer than the %d needed to condemn (%s)" % (
                         len(evidence), self._needed, reason)
@@ -704,7 +720,11 @@ class IsolationPlanner:
                     searched.append(target)
                 else:
                     unserved += 1
-            self._plan_coverage([w[3] for w in pair_work], busy, tests)
+            # In round 2, coverage waits while a screened domain has no verified node yet but is being split: one
+            # transversal in round 3 then covers its pairs too (one test instead of two).
+            pending = {self._dom[n] for w in node_work for n in w[3]} if self._round == 1 else set()
+            if not any(not self._verified_by_domain[d] for d in pending):
+                self._plan_coverage([w[3] for w in pair_work], busy, tests)
         return unserved
 
     # .......................................................... node isolation
@@ -742,37 +762,52 @@ class IsolationPlanner:
                     break
         return chosen, clean and len(chosen) >= count
 
-    def _plan_single(self, node: str, source: str, busy: Set[str], tests: List[GroupTest]) -> bool:
-        evidence = self._evidence.get(node, [])
+    def _plan_single(self, node: str, source: str, busy: Set[str], tests: List[GroupTest], depth: int = 0) -> bool:
+        """Test ``node`` with known-good partners, avoiding the partners of its earlier retests."""
+        evidence, clean = self._node_isolated(node) if self._failures_of.get(node) else ([], 0)
         avoid: Set[str] = set()
-        for _tid, partners in evidence:
-            avoid |= partners
+        for tid in self._failures_of.get(node, ()):
+            rec = self._tests[tid]
+            if rec.suspect == node:
+                avoid.update(n for n in rec.test.nodes if n != node)
         count = max(1, self.config.min_test_size - 1)
-        partners, clean = self._partners(node, count, busy, avoid)
+        partners, clean_pick = self._partners(node, count, busy, avoid)
+        if not partners and avoid:
+            partners, clean_pick = self._partners(node, count, busy, set())
         if not partners:
             if node not in self._waiting_logged:
                 self._waiting_logged.add(node)
                 self._log("waiting", node=node, test=source, reason="no unused healthy partner available this round")
             return False
         purpose = "confirm" if evidence else "split"
-        why = ("confirm suspect %s (isolated failure %d of %d) with different partner(s) %s" %
-               (node, len(evidence), self._needed, ", ".join(partners))) if evidence else \
+        why = ("retest suspect %s (isolated failure %d of %d, %d retest(s) so far) with different partner(s) %s" %
+               (node, len(evidence), self._needed, clean, ", ".join(partners))) if evidence else \
             "isolate %s (from %s) with healthy partner(s) %s" % (node, source, ", ".join(partners))
-        if not clean:
-            why += " [partner link not yet verified: a failure here is not evidence]"
-        self._new_test([node] + partners, purpose, why, busy, tests)
+        if not clean_pick:
+            why += " [partner link not yet verified: counts only once that link passes]"
+        self._new_test([node] + partners, purpose, why, busy, tests, depth)
         return True
+
+    def _arity(self, count: int, depth: int) -> int:
+        """Parts to cut ``count`` candidates into so that they are isolated by the round that brings the
+        last evidence (one split per round; depth = splits already made above this test)."""
+        levels = max(1, self._needed - 1 - depth)
+        arity = 2
+        while arity ** levels < count:
+            arity += 1
+        return min(arity, count)
 
     def _plan_node_work(self, tid: str, cands: List[str], busy: Set[str], tests: List[GroupTest]) -> bool:
         free = [n for n in cands if n not in busy]
         if not free:
             return False
+        depth = self._tests[tid].depth + 1
         if len(cands) == 1:
-            return self._plan_single(free[0], tid, busy, tests)
+            return self._plan_single(free[0], tid, busy, tests, depth)
         free.sort(key=lambda n: (self._dom[n], natural_key(n)))
         planned = False
         if len(free) <= self.config.singles_max:
-            alone = [node for node in free if not self._plan_single(node, tid, busy, tests)]
+            alone = [node for node in free if not self._plan_single(node, tid, busy, tests, depth)]
             planned = len(alone) < len(free)
             if len(alone) >= 2:
                 # No healthy partner anywhere: test the candidates in pairs; passing pairs become partners.
@@ -780,13 +815,13 @@ class IsolationPlanner:
                     if frozenset(chunk) in self._failed_sets:
                         continue
                     why = "split %s (%d unverified, no healthy partner yet) into pairs of candidates" % (tid, len(cands))
-                    self._new_test(chunk, "split", why, busy, tests)
+                    self._new_test(chunk, "split", why, busy, tests, depth)
                     planned = True
             return planned
-        parts = chunks(free, math.ceil(math.sqrt(len(free))))
+        parts = chunks(free, self._arity(len(free), depth - 1))
         for index, part in enumerate(parts):
             if len(part) == 1:
-                planned = self._plan_single(part[0], tid, busy, tests) or planned
+                planned = self._plan_single(part[0], tid, busy, tests, depth) or planned
                 continue
             if frozenset(part) in self._failed_sets:
                 continue  # that part failed already; its own follow-up narrows it
@@ -797,7 +832,7 @@ class IsolationPlanner:
             why = "split %s (%d unverified) part %d/%d" % (tid, len(cands), index + 1, len(parts))
             if pad:
                 why += " padded with healthy %s" % ", ".join(pad)
-            self._new_test(part + pad, "split", why, busy, tests)
+            self._new_test(part + pad, "split", why, busy, tests, depth)
             planned = True
         return planned
 
@@ -869,25 +904,46 @@ class IsolationPlanner:
             side_a, side_b = side_b, side_a
         return side_a, side_b
 
+    def _plan_link_retests(self, tid: str, code: int, busy: Set[str], tests: List[GroupTest]) -> bool:
+        """The only candidate pair of a failed test: test it with as many disjoint node pairs, in parallel, as
+        the evidence still missing (a domain has many verified nodes, so a link needs no extra rounds)."""
+        a, b = divmod(code, self._ndom)
+        ids, clean = self._link_isolated().get(code, ([], 0))
+        avoid: Set[str] = set()
+        for old in ids:
+            avoid.update(self._tests[old].test.nodes)
+        copies = max(1, self._needed - len(ids), self.config.confirmations - clean)
+        planned = 0
+        for index in range(copies):
+            picked = self._domain_test([a, b], busy, avoid)
+            if picked is None:
+                break
+            why = "retest link %s-%s with other nodes (%d/%d this round; %d isolated failure(s) so far, from %s)" % (
+                self._pair_names(code) + (index + 1, copies, len(ids), tid))
+            self._new_test(picked, "confirm", why, busy, tests)
+            planned += 1
+        if not planned:
+            self._log("waiting", test=tid, reason="no free verified nodes in %s/%s" % self._pair_names(code))
+        return planned > 0
+
     def _plan_pair_search(self, tid: str, pairs: Any, busy: Set[str], tests: List[GroupTest]) -> bool:
         nd = self._ndom
         if len(pairs) == 1:
-            code = next(iter(pairs))
-            a, b = divmod(code, nd)
-            avoid: Set[str] = set()
-            for _tid, nodes in self._link_evidence.get(code, []):
-                avoid.update(nodes)
-            picked = self._domain_test([a, b], busy, avoid)
-            if picked is None:
-                self._log("waiting", test=tid, reason="no free verified nodes in %s/%s" % self._pair_names(code))
-                return False
-            count = len(self._link_evidence.get(code, []))
-            purpose = "confirm" if count else "cross"
-            why = ("confirm link %s-%s (isolated failure %d of %d) with other nodes" %
-                   (self._pair_names(code) + (count, self._needed))) if count else \
-                "isolate link %s-%s (from %s)" % (self._pair_names(code) + (tid,))
-            self._new_test(picked, purpose, why, busy, tests)
-            return True
+            return self._plan_link_retests(tid, next(iter(pairs)), busy, tests)
+        if len(pairs) <= self._cross_step_tests:
+            codes = sorted(pairs)
+            degree: Dict[int, int] = {}
+            for code in codes:
+                for d in divmod(code, nd):
+                    degree[d] = degree.get(d, 0) + 1
+            if all(self._free_count(d, busy) >= deg for d, deg in degree.items()):
+                for code in codes:
+                    picked = self._domain_test(list(divmod(code, nd)), busy, set())
+                    if picked is not None:
+                        why = "isolate link %s-%s: one of %d candidate pair(s) of %s, tested on its own" % (
+                            self._pair_names(code) + (len(codes), tid))
+                        self._new_test(picked, "cross", why, busy, tests)
+                return True
         if isinstance(pairs, _TestPairs):
             domains = pairs.active_domains()
         else:

@@ -21,12 +21,13 @@ What is read (the format printed by nccl-tests' ``common.cu``/``util.cu``):
 * failure markers: ``NCCL WARN``/``NCCL ERROR`` lines, ``Test NCCL failure``/``Test CUDA failure``/
   ``Test timeout`` lines, and MPI/Slurm launcher abort messages.
 
-Launcher prefixes (``[1,0]<stdout>:`` from ``mpirun --tag-output``, ``srun --label``'s ``3: ``,
-``kubectl logs --timestamps``) and ANSI colour codes are stripped first.
+Whatever a launcher puts in front of a line (``mpirun --tag-output``, ``srun --label``, ``kubectl logs
+--prefix/--timestamps``, ``pdsh``, nested prefixes of cluster tools) is skipped by recognising the nccl-tests line
+shapes wherever they start (``nccl_log_lines``); launcher messages wrapped over two lines are rejoined.
 
 Bus bandwidth is re-derived from the algorithm bandwidth with nccl-tests' factors (see
-:func:`busbw_factor`); a reported busbw that differs by more than 2 % plus the printing
-precision is reported as an inconsistent (edited or mis-labelled) log.
+:func:`busbw_factor`, and :func:`legacy_busbw_factor` for nccl-tests before mid-2020); a reported busbw that
+differs by more than 2 % plus the printing precision is reported as an inconsistent (edited or mis-labelled) log.
 """
 from __future__ import annotations
 
@@ -34,7 +35,10 @@ import math
 import os
 import re
 from dataclasses import dataclass, field
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterable, List, Optional, Pattern, Sequence, Tuple, Union
+
+from ansible_collections.dsxos.cluster.plugins.module_utils.certify.nccl_log_lines import (
+    NCCL_DEBUG_LINE_RE, content_start, continuations, nccl_content, strip_controls)
 
 #: Canonical collective names (the nccl-tests binary name without ``_perf``).
 COLLECTIVES = ("all_reduce", "all_gather", "alltoall", "reduce_scatter", "broadcast", "reduce",
@@ -57,12 +61,6 @@ _ALIASES = {
     "all_to_all": "alltoall", "alltoall": "alltoall", "send_recv": "sendrecv", "sendrecv": "sendrecv",
 }
 
-_PREFIX_RES = (
-    re.compile(r"^\[\d+,\d+\]<(?:stdout|stderr)>:"),          # mpirun --tag-output
-    re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)? "),  # kubectl --timestamps
-    re.compile(r"^\s*\d+: "),                                 # srun --label
-)
-_ANSI_RE = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _PARAMS_RE = re.compile(
     r"nThread\s+(?P<nthread>\d+)\s+nGpus\s+(?P<ngpus>\d+)\s+minBytes\s+(?P<min_bytes>\d+)\s+maxBytes\s+(?P<max_bytes>\d+)"
     r"(?:\s+step:\s+(?P<step>\d+)\((?P<step_kind>factor|bytes)\))?"
@@ -81,32 +79,38 @@ _BINARY_RE = re.compile(r"\b(all_reduce|all_gather|alltoall|reduce_scatter|broad
 _NCCL_MSG_RE = re.compile(r"\bNCCL (WARN|ERROR)\b:?\s*(.*)$")
 _NCCL_INFO_RE = re.compile(r"\bNCCL INFO\b")
 _NCCL_HOST_RE = re.compile(r"^\s*\[?([A-Za-z0-9_.-]+?)(?:\]|:|\s)")
-_TEST_FAIL_RE = re.compile(r"^\s*(?:([A-Za-z0-9_.-]+):\s+)?"
+_TEST_FAIL_RE = re.compile(r"(?:([A-Za-z0-9_.-]+):\s+)?"
                            r"(Test (?:NCCL |CUDA )?failure|Test timeout|Cuda failure|NCCL failure|Failed, NCCL error|Failed: Cuda error)"
                            r"\b\s*(.*)$")
-_TEST_TRACE_RE = re.compile(r"^\s*\.\.\s+\S+\s+pid\s+\d+:\s+Test failure")
+_TEST_TRACE_RE = re.compile(r"(?:^|\s)\.\.\s+\S+\s+pid\s+\d+:\s+Test failure")
 _HYPERCUBE_SKIP_RE = re.compile(r"nRanks\s+(\d+)\s+is not a power of 2, skipping")
 _NON_TEXT_RE = re.compile("[\x00-\x08\x0e-\x1f\x7f\ufffd]")
 _INT_RE = re.compile(r"^-?\d+$")
 _TYPE_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 _ABORT_RES = (
-    (re.compile(r"(?:mpirun|prterun) noticed that process rank\s+(\d+).*?(?:on node\s+(\S+))?\s+exited on signal\s+(\d+)(?:\s*\(([^)]*)\))?"),
-     "MPI run aborted: rank %s%s exited on signal %s%s"),
-    (re.compile(r"Primary job\s+terminated normally, but\s+(\d+)\s+process(?:es)? returned"),
-     "MPI run aborted: %s process(es) returned a non-zero exit code"),
-    (re.compile(r"MPI_ABORT was invoked on rank\s+(\d+)"), "MPI_ABORT was invoked on rank %s"),
-    (re.compile(r"mpirun detected that one or more processes exited with non-zero status"),
-     "MPI run aborted: one or more processes exited with non-zero status"),
-    (re.compile(r"mpirun has exited due to process rank\s+(\d+)"), "MPI run aborted: process rank %s exited improperly"),
-    (re.compile(r"ORTE has lost communication with a remote daemon"), "MPI run aborted: lost communication with a remote daemon"),
-    (re.compile(r"(?:ORTE|PRTE) was unable to reliably start one or more daemons"),
-     "MPI launcher could not start its daemons on every host"),
-    (re.compile(r"(?:mpirun|prterun) noticed that the job aborted"), "MPI run aborted (the launcher does not know which process)"),
-    (re.compile(r"^ssh: connect to host (\S+) port \d+: (.*)$"), "cannot reach host %s over ssh: %s"),
-    (re.compile(r"srun: error: (\S+): tasks? ([\d,-]+): (Exited with exit code \d+|Killed|Terminated)"),
-     "Slurm step failed on %s (task %s): %s"),
-    (re.compile(r"\*\*\* (?:STEP|JOB) \S+ ON \S+ CANCELLED"), "Slurm job or step was cancelled"),
+    (re.compile(r"(?:mpirun|prterun) noticed that process rank\s+(\d+).*?(?:on node\s+(\S+))?\s+exited\s+on\s+signal\s+(\d+)"
+                r"(?:\s*\(([^)]*)\))?"),
+     "MPI run aborted: rank %s%s exited on signal %s%s", 1),
+    (re.compile(r"Primary\s+job\s+terminated\s+normally,\s+but\s+(\d+)\s+process(?:es)?\s+returned"),
+     "MPI run aborted: %s process(es) returned a non-zero exit code", 0),
+    (re.compile(r"MPI_ABORT\s+was\s+invoked\s+on\s+rank\s+(\d+)"), "MPI_ABORT was invoked on rank %s", 1),
+    (re.compile(r"mpirun\s+detected\s+that\s+one\s+or\s+more\s+processes\s+exited\s+with\s+non-zero\s+status"),
+     "MPI run aborted: one or more processes exited with non-zero status", 0),
+    (re.compile(r"mpirun\s+has\s+exited\s+due\s+to\s+process\s+rank\s+(\d+)"), "MPI run aborted: process rank %s exited improperly", 1),
+    (re.compile(r"ORTE\s+has\s+lost\s+communication\s+with\s+a\s+remote\s+daemon"),
+     "MPI run aborted: lost communication with a remote daemon", 0),
+    (re.compile(r"(?:ORTE|PRTE)\s+was\s+unable\s+to\s+reliably\s+start\s+one\s+or\s+more\s+daemons"),
+     "MPI launcher could not start its daemons on every host", 0),
+    (re.compile(r"(?:mpirun|prterun)\s+noticed\s+that\s+the\s+job\s+aborted"), "MPI run aborted (the launcher does not know which process)", 0),
+    (re.compile(r"(?:^|\s|:)ssh: connect to host (\S+) port \d+: (.*?)\s*$"), "cannot reach host %s over ssh: %s", 1),
+    (re.compile(r"srun: error: (\S+?):?\s+tasks?\s+([\d,\[\]-]+):\s+(\S.*?)\.?\s*$"), "Slurm step failed on %s (task %s): %s", 2),
+    (re.compile(r"\*\*\* (?:STEP|JOB) \S+ ON \S+ CANCELLED"), "Slurm job or step was cancelled", 0),
 )
+#: Words that start a launcher message: a line holding one may be continued on the next line.
+_LAUNCHER_START_RE = re.compile(r"mpirun|prterun|Primary\s+job|MPI_ABORT|ORTE|PRTE|srun:|ssh:|\*\*\* (?:STEP|JOB)")
+#: Lines a launcher message may be wrapped over (the message's first line is kept this many lines).
+_PENDING_LINES = 3
+_BOX_RE = re.compile(r"^-{10,}$")
 
 
 def canonical_collective(name: Optional[str]) -> Optional[str]:
@@ -153,6 +157,22 @@ def busbw_factor(collective: str, ranks: int) -> float:
     if canon in ("all_gather", "reduce_scatter", "alltoall", "gather", "scatter"):
         return (n - 1.0) / n
     return 1.0
+
+
+def legacy_busbw_factor(collective: str, ranks: int) -> Optional[float]:
+    """busbw / algbw as printed by nccl-tests before mid-2020, where it differs from :func:`busbw_factor`.
+
+    Until NVIDIA/nccl-tests issue #45 was fixed (June 2020), all_gather and reduce_scatter computed
+    ``algbw = per-rank bytes x (n-1) / time`` and ``busbw = algbw`` (factor 1; the busbw value itself is the same as
+    today's), gather and scatter followed them, and the first alltoall printed ``algbw = total bytes / time`` with
+    ``busbw = algbw x n/(n-1)``.  ``None`` for collectives whose convention never changed.
+    """
+    canon = canonical_collective(collective)
+    if canon in ("all_gather", "reduce_scatter", "gather", "scatter"):
+        return 1.0
+    if canon == "alltoall" and isinstance(ranks, int) and ranks > 1:
+        return float(ranks) / float(ranks - 1)
+    return None
 
 
 def expected_busbw(collective: str, algbw: float, ranks: int) -> float:
@@ -351,12 +371,24 @@ def _wrong(token: str) -> Optional[int]:
 
 
 def _clean(line: str) -> str:
-    line = _ANSI_RE.sub("", line.replace("\x00", "")).rstrip("\r\n")
-    for regex in _PREFIX_RES:
-        match = regex.match(line)
-        if match:
-            line = line[match.end():]
-    return line
+    return nccl_content(line)
+
+
+def _prefix_shape(prefix: str) -> Optional[Pattern[str]]:
+    """A pattern for prefixes shaped like ``prefix`` (digits may differ: ranks, pids, time stamps)."""
+    if not prefix.strip():
+        return None
+    parts = re.split(r"(\d+|\s+)", prefix)
+    pattern = "".join(r"\d+" if part.isdigit() else (r"\s*" if part.isspace() else re.escape(part)) for part in parts if part)
+    return re.compile(r"\s*" + pattern)
+
+
+def _listed(items: Sequence[str], limit: int, noun: str = "more") -> str:
+    """``a, b, c and 7 more``: at most ``limit`` items, and how many were left out."""
+    shown = ", ".join(items[:limit])
+    if len(items) > limit:
+        shown += " and %d %s" % (len(items) - limit, noun)
+    return shown
 
 
 def _decode(data: Union[str, bytes]) -> Tuple[str, int]:
@@ -402,74 +434,148 @@ class _Parser:
         self.info_lines = 0
         self.nccl_msgs: Dict[Tuple[str, str], List[str]] = {}
         self.ignored_warns: Dict[str, int] = {}
-        self.test_failures: List[str] = []
+        self.test_failures: Dict[str, List[str]] = {}
         self.trace_lines = 0
-        self.aborts: List[str] = []
+        self.aborts: Dict[Tuple[Any, ...], str] = {}
+        self.pending: List[str] = []
+        self.pending_prefix: Optional[Pattern[str]] = None
+        self.rank_lines_without_group = 0
+        self.first_unrecognised: Optional[str] = None
+        self.last_line_incomplete = False
         self.other_reasons: List[str] = []
         self.old_error_column = False
         self.single_variant_rows = 0
 
     # -- line handlers ---------------------------------------------------------------------------
-    def feed(self, raw: str) -> None:
-        line = _clean(raw)
-        stripped = line.strip()
-        if not stripped:
+    def feed(self, raw: str, last: bool = False) -> None:
+        full = strip_controls(raw).strip()
+        if not full:
             return
+        stripped = nccl_content(full).strip()
         body = stripped.lstrip("#").strip()
-        if _NCCL_INFO_RE.search(stripped):  # the bulk of NCCL_DEBUG=INFO logs: cheapest test first
+        if _NCCL_INFO_RE.search(full):  # the bulk of NCCL_DEBUG=INFO logs: cheapest test first
             self.info_lines += 1
             self.recognised += 1
-            match = _NCCL_VERSION_RE.search(stripped)
+            match = _NCCL_VERSION_RE.search(full)
             if match and not self.nccl_version:
                 self.nccl_version = match.group(1)
             return
-        if self._feed_failure(stripped):
+        if self._feed_failure(full):
             self.recognised += 1
             return
         if self._feed_metadata(stripped, body):
             self.recognised += 1
             return
+        if last and self.last_line_incomplete and self._looks_like_row(stripped):
+            # the text ends inside this line: a row cut anywhere would still parse, with wrong numbers
+            self.partial_rows.append(stripped)
+            self.recognised += 1
+            return
         if self._feed_row(stripped):
             self.recognised += 1
             return
-        if stripped.startswith("#"):
+        if stripped.startswith("#") or _BOX_RE.match(stripped):
             self.recognised += 1
             return
         self.unrecognised += 1
+        if self.first_unrecognised is None:
+            self.first_unrecognised = full[:120]
+
+    @staticmethod
+    def _looks_like_row(line: str) -> bool:
+        tokens = line.split()
+        return len(tokens) >= 3 and bool(_INT_RE.match(tokens[0]) and _INT_RE.match(tokens[1]) and _TYPE_RE.match(tokens[2]))
+
+    def _add_abort(self, key: Tuple[Any, ...], message: str) -> None:
+        old = self.aborts.get(key)
+        if old is None or len(message) > len(old):  # a wrapped message read whole replaces its first line
+            self.aborts[key] = message
+
+    def _match_aborts(self, text: str, after: int = -1) -> List[Tuple[Tuple[Any, ...], str]]:
+        found = []
+        for index, (regex, template, key_groups) in enumerate(_ABORT_RES):
+            match = regex.search(text)
+            if not match or match.end() <= after:
+                continue
+            groups = match.groups()
+            if index == 0:
+                rank, node, signal, name = groups
+                message = template % (rank, (" on " + node) if node else "", signal, (" (%s)" % name) if name else "")
+            else:
+                message = template % groups if groups else template
+            found.append(((index,) + groups[:key_groups], message))
+        return found
+
+    def _feed_launcher(self, line: str) -> bool:
+        """Launcher messages (MPI, Slurm, ssh), also when wrapped over two lines."""
+        starts = _LAUNCHER_START_RE.search(line)
+        if not starts and not self.pending:
+            return False
+        found = self._match_aborts(line) if starts else []
+        joined = False
+        # a continuation is neither nccl-tests output nor the start of another launcher message
+        if self.pending and not _BOX_RE.match(line) and content_start(line) < 0 and not starts:
+            for start in range(len(self.pending)):
+                head = " ".join(self.pending[start:])
+                # the tail that starts where this line's prefix ends reads as the longest message
+                best: List[Tuple[Tuple[Any, ...], str]] = []
+                same = self.pending_prefix.match(line) if self.pending_prefix else None
+                if same:  # this line carries a prefix of the same shape as the message's first line: skip it
+                    best = self._match_aborts(head + " " + line[same.end():].strip(), after=len(head) + 1)
+                for tail in [] if best else continuations(line):
+                    hits = self._match_aborts(head + " " + tail, after=len(head) + 1)
+                    if hits and sum(len(m) for _k, m in hits) > sum(len(m) for _k, m in best):
+                        best = hits
+                if best:
+                    found.extend(best)
+                    joined = True
+                    break
+        for key, message in found:
+            self._add_abort(key, message)
+        if joined:
+            self.pending = []
+        elif starts:
+            self.pending = [line[starts.start():]]
+            self.pending_prefix = _prefix_shape(line[:starts.start()])
+        elif self.pending and not _BOX_RE.match(line):
+            same = self.pending_prefix.match(line) if self.pending_prefix else None
+            self.pending.append(line[same.end():] if same else line)
+            if len(self.pending) > _PENDING_LINES:
+                self.pending = []
+        return bool(found)
 
     def _feed_failure(self, line: str) -> bool:
-        match = _NCCL_MSG_RE.search(line)
+        match = _NCCL_MSG_RE.search(line) if "NCCL" in line else None
         if match:
             level, message = match.group(1), match.group(2).strip()
-            host_match = _NCCL_HOST_RE.match(line[:match.start()])
-            host = host_match.group(1) if host_match else ""
+            debug = NCCL_DEBUG_LINE_RE.search(line)
+            if debug:
+                host = debug.group(1)
+            else:
+                host_match = _NCCL_HOST_RE.match(nccl_content(line[:match.start()]) or line[:match.start()])
+                host = host_match.group(1) if host_match else ""
             if any(p.search(message) for p in self.ignore_warn):
                 self.ignored_warns[message] = self.ignored_warns.get(message, 0) + 1
             else:
                 self.nccl_msgs.setdefault((level, message), []).append(host)
             return True
-        if _TEST_TRACE_RE.match(line):
+        if "ail" not in line and "imeout" not in line:  # every failure line below says fail/Failed/timeout
+            return self._feed_launcher(line) or self._feed_hypercube(line)
+        if _TEST_TRACE_RE.search(line):
             self.trace_lines += 1
             return True
-        match = _TEST_FAIL_RE.match(line)
+        match = _TEST_FAIL_RE.search(line)
         if match:
-            host = match.group(1)
-            text = "%s %s" % (match.group(2), match.group(3).strip())
-            self.test_failures.append(("%s: %s" % (host, text.strip())) if host else text.strip())
+            host = match.group(1) or ""
+            text = ("%s %s" % (match.group(2), match.group(3).strip())).strip()
+            self.test_failures.setdefault(text, []).append(host)
             return True
-        for regex, template in _ABORT_RES:
-            match = regex.search(line)
-            if match:
-                groups = match.groups()
-                if "noticed that process rank" in regex.pattern:
-                    rank, node, signal, name = groups
-                    message = template % (rank, (" on " + node) if node else "", signal, (" (%s)" % name) if name else "")
-                else:
-                    message = template % groups if groups else template
-                if message not in self.aborts:
-                    self.aborts.append(message)
-                return True
-        match = _HYPERCUBE_SKIP_RE.search(line)
+        if self._feed_launcher(line):
+            return True
+        return self._feed_hypercube(line)
+
+    def _feed_hypercube(self, line: str) -> bool:
+        match = _HYPERCUBE_SKIP_RE.search(line) if "power of 2" in line else None
         if match:
             self.other_reasons.append("hypercube_perf skipped the test: %s ranks is not a power of 2" % match.group(1))
             return True
@@ -488,6 +594,8 @@ class _Parser:
         match = _RANK_RE.match(line)
         if match:
             rank, group, pid, host, device, bus, name = match.groups()
+            if group is None:
+                self.rank_lines_without_group += 1
             self.devices.append(NcclDevice(rank=int(rank), group=int(group or 0), pid=int(pid), host=host,
                                            device=int(device), pci_bus=bus, name=name))
             return True
@@ -701,7 +809,7 @@ class _Parser:
             if listed >= MAX_LISTED:
                 break
             named = [h for h in _unique(hosts) if h]
-            where = (" on " + ", ".join(named[:4]) + (" and others" if len(named) > 4 else "")) if named else ""
+            where = (" on " + _listed(named, 4, "more hosts")) if named else ""
             plural = "" if len(hosts) == 1 else "s"
             reasons.append("NCCL %s%s (%d line%s): %s" % (level, where, len(hosts), plural, message or "(no message)"))
             listed += 1
@@ -709,16 +817,30 @@ class _Parser:
             reasons.append("... and %d more distinct NCCL WARN/ERROR messages" % (len(self.nccl_msgs) - MAX_LISTED))
         for message, count in self.ignored_warns.items():
             warnings.append("ignored NCCL WARN (%d line%s): %s" % (count, "" if count == 1 else "s", message))
-        for failure in _unique(self.test_failures)[:MAX_LISTED]:
-            reasons.append("nccl-tests failed: %s" % failure)
+        for text, hosts in list(self.test_failures.items())[:MAX_LISTED]:
+            named = [h for h in _unique(hosts) if h]
+            if len(hosts) == 1:
+                reasons.append("nccl-tests failed: %s" % (("%s: %s" % (named[0], text)) if named else text))
+            else:
+                where = (" on %d host%s (%s)" % (len(named), "" if len(named) == 1 else "s", _listed(named, 4, "more"))
+                         if named else "")
+                reasons.append("nccl-tests failed%s, %d lines: %s" % (where, len(hosts), text))
+        if len(self.test_failures) > MAX_LISTED:
+            reasons.append("... and %d more distinct nccl-tests failure messages" % (len(self.test_failures) - MAX_LISTED))
         if self.trace_lines and not self.test_failures:
             reasons.append("nccl-tests failed (%d 'Test failure' trace lines)" % self.trace_lines)
-        reasons.extend(self.aborts)
+        reasons.extend(self.aborts.values())
         reasons.extend(_unique(self.other_reasons))
 
     def _completeness(self, reasons: List[str], warnings: List[str]) -> None:
         rows = [t.row for t in self.rows]
-        if not rows:
+        if not rows and self.avg_seen:
+            reasons.append("no result rows could be read although the log reports 'Avg bus bandwidth : %s': the rows are "
+                           "in a format this parser does not know%s"
+                           % (self.avg, (" (first unrecognised line: %r)" % self.first_unrecognised) if self.first_unrecognised else ""))
+        elif not rows and self.partial_rows:
+            reasons.append("no complete result row: the log ends inside the first one")
+        elif not rows:
             reasons.append("no result rows: the run stopped before the first message size was measured")
         elif not self.avg_seen:
             reasons.append("truncated log: no 'Avg bus bandwidth' line after %d row%s (last size %s)"
@@ -742,7 +864,7 @@ class _Parser:
         rows = [t.row for t in self.rows]
         bad = [r for r in rows if r.wrong > 0]
         if bad:
-            sizes = ", ".join("%s (%d)" % (_fmt_size(r.size), r.wrong) for r in bad[:MAX_LISTED])
+            sizes = _listed(["%s (%d)" % (_fmt_size(r.size), r.wrong) for r in bad], MAX_LISTED)
             reasons.append("data corruption: #wrong > 0 at %d size%s: %s" % (len(bad), "" if len(bad) == 1 else "s", sizes))
         if self.oob_failed or (self.oob or 0) > 0:
             reasons.append("nccl-tests reported %d out-of-bounds (wrong) values (FAILED)" % (self.oob or 0))
@@ -751,10 +873,15 @@ class _Parser:
         if self.old_error_column:
             warnings.append("old nccl-tests format: the 'error' column is a maximum error, not a count")
 
-    def _busbw_checks(self, res: NcclResult, reasons: List[str], warnings: List[str]) -> None:
-        if not res.collective or res.ranks < 1 or not self.rows:
-            return
-        factor = busbw_factor(res.collective, res.ranks)
+    def legacy_format(self) -> bool:
+        """The log was written by an nccl-tests old enough to use the pre-mid-2020 bandwidth convention: no version
+        line, and the ``error`` column (replaced by ``#wrong`` later) or ``#  Rank`` lines without ``Group``."""
+        if self.tests_version:
+            return False
+        return self.old_error_column or bool(self.devices and self.rank_lines_without_group == len(self.devices)
+                                             and not self.seen_columns)
+
+    def _busbw_mismatches(self, factor: float) -> List[str]:
         off: List[str] = []
         for tokens in self.rows:
             for label, ((alg, alg_q), (bus, bus_q)) in (("out-of-place", tokens.oop), ("in-place", tokens.ip)):
@@ -765,10 +892,27 @@ class _Parser:
                 if abs(bus - expected) > tolerance:
                     off.append("%s %s: busbw %.2f, algbw %.2f x %.4f = %.2f"
                                % (_fmt_size(tokens.row.size), label, bus, alg, factor, expected))
+        return off
+
+    def _busbw_checks(self, res: NcclResult, reasons: List[str], warnings: List[str]) -> None:
+        if not res.collective or res.ranks < 1 or not self.rows:
+            return
+        factor = busbw_factor(res.collective, res.ranks)
+        off = self._busbw_mismatches(factor)
+        legacy = legacy_busbw_factor(res.collective, res.ranks) if self.legacy_format() else None
+        if off and legacy is not None:
+            legacy_off = self._busbw_mismatches(legacy)
+            if not legacy_off:
+                warnings.append("old nccl-tests bandwidth convention (before mid-2020, NVIDIA/nccl-tests issue #45): "
+                                "busbw = algbw x %.4f for %s on %d ranks; busbw is comparable with newer logs, algbw is not"
+                                % (legacy, res.collective, res.ranks))
+                return
+            if len(legacy_off) < len(off):
+                factor, off = legacy, legacy_off
         if off:
             reasons.append("inconsistent log: reported busbw does not match algbw x %.4f (%s, %d ranks) in %d place%s, "
                            "e.g. %s" % (factor, res.collective, res.ranks, len(off), "" if len(off) == 1 else "s",
-                                        "; ".join(off[:3])))
+                                        "; ".join(off[:3]) + (" and %d more" % (len(off) - 3) if len(off) > 3 else "")))
 
     def _bandwidth_summary(self, res: NcclResult, warnings: List[str]) -> None:
         best = [(r.size, r.best_busbw) for r in res.rows if r.best_busbw is not None]
@@ -788,6 +932,8 @@ class _Parser:
 
 
 def _is_run_start(line: str) -> bool:
+    if "nThread" not in line:
+        return False
     body = _clean(line).strip().lstrip("#").strip()
     return body.startswith("nThread") and bool(_PARAMS_RE.search(body))
 
@@ -859,8 +1005,11 @@ def parse_nccl_output(data: Union[str, bytes], collective: Optional[str] = None,
             bad_patterns.append(repr(pattern))
     runs = split_nccl_runs(text)
     parser = _Parser(source, patterns)
-    for line in runs[0].splitlines():
-        parser.feed(line)
+    lines = runs[0].splitlines()
+    # a text that does not end with a line break may end inside its last line (a cut log)
+    parser.last_line_incomplete = len(runs) == 1 and bool(text) and not text.endswith(("\n", "\r"))
+    for number, line in enumerate(lines, 1):
+        parser.feed(line, last=number == len(lines))
     result = parser.result(collective, ranks, large_message_bytes, bad, len(text.strip()), file_hint)
     if len(runs) > 1:
         result.reasons.insert(0, "log holds %d nccl-tests runs; only the first is reported here, parse the log with "

@@ -32,7 +32,7 @@ over every eligible node; when it fails, adaptive isolation follows unless
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ansible_collections.dsxos.cluster.plugins.module_utils.certify.isolation_planner import (
@@ -50,7 +50,7 @@ SCALES = ("diagnose", "per-group", "full")
 DEFAULT_COLLECTIVES: Tuple[str, ...] = ("all_reduce",)
 UNREACHABLE_REASON = "unreachable"
 _ISOLATION_KEYS = ("confirmations", "min_test_size", "singles_max", "max_rounds", "cross_domain", "cross_step_tests",
-                   "cross_per_round", "grouping")
+                   "cross_per_round", "min_evidence", "screen_size", "grouping")
 _GROUPING_KEYS = ("label_keys", "host_var_key", "inventory_group_prefixes", "min_group_size", "max_group_size")
 _NODE_KEYS = ("name", "address", "labels", "groups", "host_vars", "cordoned", "ready", "reachable", "exclude_reason")
 _STDERR_TAIL = 400
@@ -183,7 +183,8 @@ class CertifyNcclConfig:
                 "isolation": {"confirmations": iso.confirmations, "min_test_size": iso.min_test_size,
                               "singles_max": iso.singles_max, "max_rounds": iso.max_rounds,
                               "cross_domain": iso.cross_domain, "cross_step_tests": iso.cross_step_tests,
-                              "cross_per_round": iso.cross_per_round,
+                              "cross_per_round": iso.cross_per_round, "min_evidence": iso.min_evidence,
+                              "screen_size": iso.screen_size,
                               "grouping": {"label_keys": list(iso.grouping.label_keys),
                                            "host_var_key": iso.grouping.host_var_key,
                                            "inventory_group_prefixes": list(iso.grouping.inventory_group_prefixes),
@@ -373,6 +374,7 @@ class _Judge:
         self.fleet: Dict[Tuple[str, str], Dict[str, float]] = {}
         self.by_size: Dict[str, Dict[int, List[float]]] = {}
         self.accelerator = config.accelerator
+        self.software: Dict[str, str] = {}  # nccl / nccl_tests versions as the logs state them (for the report)
 
     def _parse(self, test: GroupTest, collective: str, out: Any) -> Tuple[CollectiveJudgement, Optional[NcclResult]]:
         rc, stdout, stderr, duration, timed_out = _output_fields(out)
@@ -395,6 +397,9 @@ class _Judge:
             judgement.bandwidth_by_size = {row.size: row.best_busbw for row in result.rows if row.best_busbw is not None}
             if self.accelerator is None and result.device_names:
                 self.accelerator = accelerator_from_device_name(result.device_names[0])
+            for key, value in (("nccl", result.nccl_version), ("nccl_tests", result.tests_version)):
+                if value and key not in self.software:
+                    self.software[key] = value
             return judgement, result
         return judgement, None
 
@@ -478,6 +483,7 @@ class CertifyNcclResult:  # pylint: disable=too-many-instance-attributes
     durations: Dict[str, Any]
     accelerator: Optional[str] = None
     finish_reason: str = ""
+    software: Dict[str, str] = field(default_factory=dict)
 
     def names(self, status: str) -> List[str]:
         return sorted((n for n, v in self.nodes.items() if v["status"] == status), key=natural_key)
@@ -490,6 +496,7 @@ class CertifyNcclResult:  # pylint: disable=too-many-instance-attributes
                 "tests": [t.to_dict() for t in self.tests], "bandwidth": self.bandwidth,
                 "failed_groups": self.failed_groups, "grouping": self.grouping, "trace": self.trace,
                 "durations": self.durations, "accelerator": self.accelerator, "finish_reason": self.finish_reason,
+                "software": dict(self.software),
                 "summary": "%s: %d node(s) healthy, %d faulty, %d excluded, %d inconclusive, %d faulty link(s); "
                            "%d round(s), %d test(s)" % (
                                self.result, len(self.names(HEALTHY)), len(self.names(FAULTY)), len(self.names(EXCLUDED)),
@@ -637,7 +644,7 @@ def _assemble(run: _Run, planner: Optional[IsolationPlanner], verdicts: Dict[str
     return CertifyNcclResult(result=result, scale=config.scale, collectives=list(config.collectives), nodes=verdicts,
                              link_faults=links, rounds=run.round_number, tests=records, bandwidth=bandwidth,
                              failed_groups=failed_groups, grouping=grouping, trace=trace, durations=durations,
-                             accelerator=run.judge.accelerator, finish_reason=finish_reason)
+                             accelerator=run.judge.accelerator, finish_reason=finish_reason, software=dict(run.judge.software))
 
 
 def _link_dicts(run: _Run, planner: IsolationPlanner) -> List[Dict[str, Any]]:
@@ -685,7 +692,9 @@ def certify_nccl(nodes: Sequence[CertifyNode], config: CertifyNcclConfig, runner
     by_name = {n.name: n for n in nodes}
     infos = [n.node_info() for n in nodes]
     grouping = group_nodes(infos, config.isolation.grouping)
-    planner = IsolationPlanner(infos, config.isolation, grouping=grouping)
+    # per-group screens every topology group on its own (no merged screening tests)
+    isolation = replace(config.isolation, screen_size=None) if config.scale == "per-group" else config.isolation
+    planner = IsolationPlanner(infos, isolation, grouping=grouping)
     run = _Run(nodes, config, runner, progress, clock)
     trace: List[Dict[str, Any]] = []
 

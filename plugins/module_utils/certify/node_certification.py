@@ -40,6 +40,7 @@ from ansible_collections.dsxos.cluster.plugins.module_utils.kube.errors import K
 from ansible_collections.dsxos.cluster.plugins.module_utils.kube.names import validate_node_name
 from ansible_collections.dsxos.cluster.plugins.module_utils.certify.nccl_thresholds import evaluate_fleet, validate_thresholds
 from ansible_collections.dsxos.cluster.plugins.module_utils.certify.errors import CertifyError
+from ansible_collections.dsxos.cluster.plugins.module_utils.certify.report_model import build_report
 
 LABEL_VERDICT = "dsxos.io/certification"
 LABEL_CERTIFIED_AT = "dsxos.io/certified-at"
@@ -51,6 +52,8 @@ CATEGORIES = ("gpu-health", "dcgm-diag", "nccl-loopback", "nccl-all-reduce", "nc
 #: category statuses: the first three decide, the others are informational
 STATUSES = ("passed", "failed", "excluded", "inconclusive", "skipped", "not-available")
 DEFAULT_VALID_FOR_S = 7 * 24 * 3600
+#: what the report's ``gpu`` holds (see :func:`measured_gpu`)
+GPU_KEYS = ("product", "count_per_node", "driver_version", "cuda_version", "nccl_version", "nccl_tests_version")
 MAX_REASON_CHARS = 500
 STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
 _PASS_WORDS = {"ok", "pass", "passed", "healthy", "success", "succeeded", "true"}
@@ -154,6 +157,43 @@ def _category_order(name: str) -> Tuple[int, str]:
     return (CATEGORIES.index(name) if name in CATEGORIES else len(CATEGORIES), name)
 
 
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def group_test_reasons(test: Mapping[str, Any], collective: Optional[str] = None) -> List[str]:
+    """Why one group test (a ``certify_nccl`` ``tests`` entry) failed, without the fleet numbers of its round.
+
+    A bandwidth judgement quotes the measured busbw only: the median and the threshold of a category are stated
+    once, by the report (each round judged against the fleet it had then, so its numbers would contradict them).
+    Any other reason (log error, launcher exit code, timeout) is kept as the judge wrote it.
+    """
+    out: List[str] = []
+    for coll, judgement in (test.get("collectives") or {}).items():
+        if (collective is not None and coll != collective) or not isinstance(judgement, Mapping) or judgement.get("passed"):
+            continue
+        if _is_number(judgement.get("busbw")):
+            out.append("%s: busbw %.2f GB/s, low against the other results of round %s"
+                       % (coll, judgement["busbw"], test.get("round", "?")))
+        else:
+            out.extend("%s: %s" % (coll, _short(r)) for r in judgement.get("reasons") or [])
+    return out
+
+
+def _node_nccl_reason(entry: Mapping[str, Any], tests: Mapping[str, Mapping[str, Any]], collective: str) -> str:
+    """The planner's sentence plus what the node's evidence tests showed for ``collective`` (no round numbers)."""
+    reasons = entry.get("reasons") or []
+    head = str(reasons[0]) if reasons else str(entry.get("reason") or "")
+    if not tests:  # tests not returned: the planner's own reason is all there is
+        return _short(entry.get("reason"))
+    details: List[str] = []
+    for test_id in entry.get("evidence") or []:
+        for reason in group_test_reasons(tests.get(test_id) or {}, collective):
+            if reason not in details:
+                details.append(reason)
+    return _short("%s: %s" % (head, "; ".join(details[:3])) if details else head)
+
+
 def _nccl_categories(nccl: Mapping[str, Any]) -> Tuple[Dict[str, Dict[str, Dict[str, Any]]], Dict[str, Dict[str, Any]]]:
     """certify_nccl result -> ({node: {category: entry}}, {category: report section})."""
     per_node: Dict[str, Dict[str, Dict[str, Any]]] = {}
@@ -162,6 +202,7 @@ def _nccl_categories(nccl: Mapping[str, Any]) -> Tuple[Dict[str, Dict[str, Dict[
     if not isinstance(nodes, Mapping):
         raise CertificationError("nccl.nodes must be a mapping of node to verdict", field="nccl.nodes", value=nodes)
     bandwidth = nccl.get("bandwidth") or {}
+    tests = {str(t.get("id")): t for t in nccl.get("tests") or [] if isinstance(t, Mapping)}
     for coll in nccl.get("collectives") or []:
         cat = nccl_category(str(coll))
         band = bandwidth.get(coll) or {}
@@ -171,7 +212,7 @@ def _nccl_categories(nccl: Mapping[str, Any]) -> Tuple[Dict[str, Dict[str, Dict[
             failed_colls = entry.get("failed_collectives") or []
             if status == "failed" and failed_colls and coll not in failed_colls:
                 status = "passed"
-            reason = _short(entry.get("reason"))
+            reason = _node_nccl_reason(entry, tests, str(coll)) if status in ("failed", "inconclusive") else _short(entry.get("reason"))
             if status == "inconclusive":
                 status, reason = "failed", "inconclusive: " + reason
             item: Dict[str, Any] = {"status": status, "reason": reason if status != "passed" else "ok"}
@@ -280,17 +321,24 @@ def validate_input(params: Mapping[str, Any]) -> CertificationInput:
                               loopback_thresholds=dict(params["loopback_thresholds"]) if params.get("loopback_thresholds") else None)
 
 
-def _judge_loopback_fleet(entries: Dict[str, Dict[str, Any]], thresholds: Any) -> None:
-    """Fail intra-node results that are low against the other hosts (median/MAD; nccl_thresholds' relative policy)."""
+def _judge_loopback_fleet(entries: Dict[str, Dict[str, Any]], thresholds: Any) -> Dict[str, Any]:
+    """Fail intra-node results that are low against the other hosts (median/MAD; nccl_thresholds' relative policy).
+
+    Returns the category's threshold settings for the report (which states the median and the threshold once; the
+    reasons quote the measured busbw only).
+    """
     config = validate_thresholds(thresholds, source="loopback_thresholds") if thresholds else validate_thresholds(None)
-    values = {h: e["busbw"] for h, e in entries.items() if e["status"] == "passed" and isinstance(e.get("busbw"), (int, float))
-              and not isinstance(e.get("busbw"), bool)}
+    values = {h: e["busbw"] for h, e in entries.items() if e["status"] == "passed" and _is_number(e.get("busbw"))}
     if not values:
-        return
+        return {}
     for host, verdict in evaluate_fleet(values, profile=None, policy=config.relative).items():
         if not verdict.passed:
             entry = entries[host]
-            entry.update(status="failed", reason=verdict.reasons[0], reasons=list(verdict.reasons))
+            reason = "busbw %.2f GB/s, low against the other hosts' intra-node results" % values[host]
+            entry.update(status="failed", reason=reason, reasons=[reason])
+    if len(values) < config.relative.min_fleet_size:
+        return {}
+    return {"relative_fraction": config.relative.fraction, "mad_z": config.relative.mad_z}
 
 
 def _report_category(entry: Mapping[str, Any]) -> Dict[str, Any]:
@@ -317,26 +365,29 @@ def aggregate_certification(data: CertificationInput) -> Dict[str, Any]:
     sections: Dict[str, Dict[str, Any]] = {}
     for cat in sorted(data.results, key=_category_order):
         per_node: Dict[str, float] = {}
-        normalized = {host: normalize_result(raw, cat) for host, raw in data.results[cat].items() if host in nodes}
+        normalized = {host: normalize_result(raw, cat) for host, raw in data.results[cat].items()
+                      if host in nodes and not data.excluded.get(host)}
+        threshold: Dict[str, Any] = {"unit": "GB/s"}
         if cat == "nccl-loopback":
-            _judge_loopback_fleet(normalized, data.loopback_thresholds)
+            threshold.update(_judge_loopback_fleet(normalized, data.loopback_thresholds))
         for host, entry in normalized.items():
             nodes[host]["categories"][cat] = _report_category(entry)
             if isinstance(entry.get("busbw"), (int, float)) and not isinstance(entry.get("busbw"), bool):
                 per_node[host] = entry["busbw"]
         if per_node:
-            sections[cat] = {"per_node": per_node, "threshold": {"unit": "GB/s"}}
+            sections[cat] = {"per_node": per_node, "threshold": threshold}
     nccl = data.nccl or {}
     if nccl.get("nodes"):
         nccl_nodes, nccl_sections = _nccl_categories(nccl)
         sections.update(nccl_sections)
         for host, cats in nccl_nodes.items():
-            if host in nodes:
+            if host in nodes and not data.excluded.get(host):
                 nodes[host]["categories"].update(cats)
     elif nccl.get("failed") or nccl.get("msg"):
         for cat in (c for c in data.categories if c.startswith("nccl-") and c != "nccl-loopback"):
             for host in nodes:
-                nodes[host]["categories"][cat] = {"status": "failed", "reason": _short(nccl.get("msg") or "certify_nccl failed")}
+                if not data.excluded.get(host):  # an excluded host took no part: the failure is not its own
+                    nodes[host]["categories"][cat] = {"status": "failed", "reason": _short(nccl.get("msg") or "certify_nccl failed")}
     for cat in data.categories:
         for host, entry in nodes.items():
             if cat not in entry["categories"]:
@@ -345,9 +396,8 @@ def aggregate_certification(data: CertificationInput) -> Dict[str, Any]:
         entry = nodes[host]
         verdict, reasons = node_verdict(entry["categories"], data.excluded.get(host))
         if verdict == "excluded" and data.excluded.get(host):
-            for cat_entry in entry["categories"].values():
-                if cat_entry["status"] in ("passed", "failed"):
-                    continue
+            for cat_entry in entry["categories"].values():  # excluded before anything ran: every category says why
+                cat_entry.clear()
                 cat_entry.update(status="excluded", reason=data.excluded[host])
         entry.update(verdict=verdict, reasons=reasons)
     durations: Dict[str, Any] = {}
@@ -364,8 +414,10 @@ def aggregate_certification(data: CertificationInput) -> Dict[str, Any]:
     started, finished = epoch_seconds(data.started), epoch_seconds(data.finished)
     if "total_s" not in durations and started is not None and finished is not None and finished >= started:
         durations["total_s"] = round(finished - started, 3)
+    tests = {str(t.get("id")): t for t in nccl.get("tests") or [] if isinstance(t, Mapping)}
     failed_groups = [{"id": g.get("test") or g.get("id"), "nodes": list(g.get("nodes") or []),
-                      "reason": _short("; ".join(g.get("reasons") or []) or g.get("reason") or "")}
+                      "reason": _short("; ".join(group_test_reasons(tests.get(str(g.get("test") or g.get("id"))) or {})
+                                                 or g.get("reasons") or []) or g.get("reason") or "")}
                      for g in (nccl.get("failed_groups") or [])]
     link_keys = ("domains", "nodes", "evidence", "status", "message")
     links = [{k: v for k, v in link.items() if k in link_keys} for link in (nccl.get("link_faults") or [])]
@@ -376,11 +428,12 @@ def aggregate_certification(data: CertificationInput) -> Dict[str, Any]:
                                "trace": nccl.get("trace") or [], "finish_reason": nccl.get("finish_reason")}
     if data.platform:
         report["platform"] = {k: data.platform[k] for k in ("name", "service", "kubernetes_version") if data.platform.get(k)}
-    gpu = dict(data.gpu)
+    gpu = measured_gpu(data)
+    gpu.update({k: v for k, v in data.gpu.items() if v is not None and v != ""})
     if not gpu.get("product") and nccl.get("accelerator"):
         gpu["product"] = nccl["accelerator"]
     if gpu:
-        report["gpu"] = {k: gpu[k] for k in ("product", "count_per_node") if gpu.get(k) is not None}
+        report["gpu"] = {k: gpu[k] for k in GPU_KEYS if gpu.get(k) is not None}
     if _iso(data.started):
         report["started"] = _iso(data.started)
     if _iso(data.finished):
@@ -388,22 +441,63 @@ def aggregate_certification(data: CertificationInput) -> Dict[str, Any]:
     return report
 
 
+def _agreed(values: Sequence[Any]) -> Optional[str]:
+    """The one value every host reported, or the distinct values joined (``550.54, 555.42``); None when none did."""
+    distinct = sorted({str(v) for v in values if v not in (None, "")})
+    return ", ".join(distinct) if distinct else None
+
+
+def measured_gpu(data: CertificationInput) -> Dict[str, Any]:
+    """GPU product, count per node, driver, CUDA and NCCL versions as the run's own results state them.
+
+    ``gpu-health``/``dcgm-diag`` results carry the NVML readings (``gpus[].name``, ``driver_version``,
+    ``cuda_driver_version``), ``nccl-loopback`` results the parsed log (``result.nccl_version``), the ``certify_nccl``
+    result the versions its logs named (``software``).
+    """
+    products: List[Any] = []
+    counts: List[int] = []
+    drivers: List[Any] = []
+    cudas: List[Any] = []
+    for cat in ("gpu-health", "dcgm-diag"):
+        for host, raw in (data.results.get(cat) or {}).items():
+            if not isinstance(raw, Mapping) or data.excluded.get(host) or raw.get("skipped") or raw.get("unreachable"):
+                continue
+            gpus = [g for g in raw.get("gpus") or [] if isinstance(g, Mapping)]
+            products.extend(g.get("name") for g in gpus)
+            if gpus:
+                counts.append(len(gpus))
+            drivers.append(raw.get("driver_version"))
+            cudas.append(raw.get("cuda_driver_version"))
+    nccl_versions: List[Any] = []
+    tests_versions: List[Any] = []
+    for raw in (data.results.get("nccl-loopback") or {}).values():
+        parsed = raw.get("result") if isinstance(raw, Mapping) else None
+        if isinstance(parsed, Mapping):
+            nccl_versions.append(parsed.get("nccl_version"))
+            tests_versions.append(parsed.get("tests_version"))
+    software = (data.nccl or {}).get("software") or {}
+    if isinstance(software, Mapping):
+        nccl_versions.append(software.get("nccl"))
+        tests_versions.append(software.get("nccl_tests"))
+    out: Dict[str, Any] = {"product": _agreed(products), "driver_version": _agreed(drivers), "cuda_version": _agreed(cudas),
+                           "nccl_version": _agreed(nccl_versions), "nccl_tests_version": _agreed(tests_versions)}
+    if counts:
+        out["count_per_node"] = max(set(counts), key=lambda c: (counts.count(c), c))
+    return {k: v for k, v in out.items() if v is not None}
+
+
 def certification_summary(report: Mapping[str, Any]) -> Dict[str, Any]:
-    """Result and counts of an aggregated report (what the role publishes with set_stats)."""
-    nodes = report.get("nodes") or {}
-    counts = {v: 0 for v in VERDICTS}
-    for entry in nodes.values():
-        counts[entry["verdict"]] += 1
-    faulty_links = [link for link in report.get("link_faults") or [] if link.get("status", "faulty") == "faulty"]
-    if counts["failed"] or faulty_links:
-        result = "FAILED"
-    elif counts["excluded"] or not nodes:
-        result = "INCOMPLETE"
-    else:
-        result = "PASSED"
-    names = sorted(nodes)
-    return {"result": result, "nodes": len(nodes), "passed": counts["passed"], "failed": counts["failed"],
-            "excluded": counts["excluded"], "faulty_links": len(faulty_links),
+    """Result and counts of an aggregated report, taken from the report document itself.
+
+    The counts come from :func:`report_model.build_report` (its ``totals`` and ``result``), the same computation
+    the JSON, JUnit, Markdown and HTML reports show, so the module's summary can never disagree with them.
+    """
+    document = build_report(report)
+    nodes = document["nodes"]
+    totals = document["totals"]
+    names = list(nodes)
+    return {"result": document["result"], "nodes": totals["nodes"], "passed": totals["passed"], "failed": totals["failed"],
+            "excluded": totals["excluded"], "faulty_links": totals["link_faults"],
             "failed_nodes": [n for n in names if nodes[n]["verdict"] == "failed"],
             "excluded_nodes": [n for n in names if nodes[n]["verdict"] == "excluded"],
             "reasons": {n: nodes[n]["reasons"] for n in names if nodes[n]["verdict"] != "passed"}}

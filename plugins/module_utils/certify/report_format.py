@@ -8,7 +8,7 @@ same value the same way.
 """
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, List, Mapping, Optional, Tuple
 
 
 def format_size(size: int) -> str:
@@ -37,3 +37,13 @@ def format_seconds(value: Optional[float]) -> str:
     minutes, seconds = divmod(int(round(value)), 60)
     hours, minutes = divmod(minutes, 60)
     return ("%dh %02dm %02ds" % (hours, minutes, seconds)) if hours else ("%dm %02ds" % (minutes, seconds))
+
+
+#: the report's ``gpu`` software fields and how every renderer labels them
+SOFTWARE_LABELS = (("driver_version", "driver"), ("cuda_version", "CUDA"), ("nccl_version", "NCCL"),
+                   ("nccl_tests_version", "nccl-tests"))
+
+
+def software_versions(gpu: Mapping[str, Any]) -> List[Tuple[str, str]]:
+    """``[(label, version)]`` of the driver, CUDA, NCCL and nccl-tests versions the report knows, in that order."""
+    return [(label, str(gpu[key])) for key, label in SOFTWARE_LABELS if gpu.get(key)]

@@ -18,7 +18,8 @@ import math
 import re
 from typing import Any, List, Mapping, Optional, Sequence, Tuple
 
-from ansible_collections.dsxos.cluster.plugins.module_utils.certify.report_format import format_gbps, format_seconds, format_size
+from ansible_collections.dsxos.cluster.plugins.module_utils.certify.report_format import (
+    format_gbps, format_seconds, format_size, software_versions)
 
 #: Okabe-Ito colours (distinguishable with colour-vision deficiencies), then a few extra.
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000", "#7f7f7f", "#8c564b")
@@ -118,8 +119,9 @@ def line_chart_svg(series: Sequence[Tuple[str, Sequence[Tuple[int, float]]]], ti
             out.append('<polyline fill="none" stroke="%s" stroke-width="2" points="%s"/>'
                        % (colour, " ".join("%.1f,%.1f" % (cx, cy) for cx, cy, _x, _y in coords)))
         for cx, cy, x, y in coords:
-            out.append('<circle cx="%.1f" cy="%.1f" r="3" fill="%s"><title>%s: %s at %s</title></circle>'
-                       % (cx, cy, colour, _e(name), _e(format_gbps(y)), _e(format_size(x))))
+            out.append('<circle class="point" data-series="%s" data-bytes="%d" data-busbw="%s" cx="%.1f" cy="%.1f" r="3" fill="%s">'
+                       '<title>%s: %s at %s</title></circle>'
+                       % (_e(name), x, _e(format_gbps(y, unit=False)), cx, cy, colour, _e(name), _e(format_gbps(y)), _e(format_size(x))))
         ly = top + 10 + index * 18
         out.append('<rect x="%d" y="%d" width="14" height="4" fill="%s"/>' % (left + plot_w + 14, ly - 4, colour))
         label = name if len(name) <= 24 else name[:23] + "\u2026"
@@ -159,8 +161,8 @@ def bar_chart_svg(values: Mapping[str, float], statuses: Mapping[str, str], limi
         status = statuses.get(name) or ("failed" if limit is not None and value < limit else "passed")
         colour = BAR_FAILED if status == "failed" else BAR_EXCLUDED if status == "excluded" else BAR_OK
         x = left + index * slot + gap / 2
-        out.append('<rect class="bar %s" x="%.2f" y="%.1f" width="%.2f" height="%.1f" fill="%s"><title>%s: %s (%s)</title></rect>'
-                   % (_e(status), x, py(value), max(0.5, slot - gap), py(0) - py(value), colour, _e(name), _e(format_gbps(value)), _e(status)))
+        out.append('<rect class="bar %s" data-node="%s" x="%.2f" y="%.1f" width="%.2f" height="%.1f" fill="%s"><title>%s: %s (%s)</title></rect>'
+                   % (_e(status), _e(name), x, py(value), max(0.5, slot - gap), py(0) - py(value), colour, _e(name), _e(format_gbps(value)), _e(status)))
         if labelled:
             cx = x + (slot - gap) / 2
             label = name if len(name) <= 18 else name[:17] + "\u2026"
@@ -208,6 +210,8 @@ def _overview(report: Mapping[str, Any]) -> List[str]:
         gpu_text += "<br>%d per node" % gpu["count_per_node"]
         if totals.get("gpus") is not None:
             gpu_text += ", %d in all" % totals["gpus"]
+    for label, version in software_versions(gpu):
+        gpu_text += "<br>%s %s" % (_e(label), _e(version))
     nodes = ('%d total<br><span class="ok">%d passed</span>, <span class="bad">%d failed</span>, <span class="warn">%d excluded</span>'
              % (totals["nodes"], totals["passed"], totals["failed"], totals["excluded"]))
     durations = report["durations"]

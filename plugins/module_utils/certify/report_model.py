@@ -9,7 +9,7 @@ by :mod:`report_storage` (files, ConfigMap).
 Input (what the certify role assembles; every key is optional unless marked *required*)::
 
     platform:   {name, service, kubernetes_version}                  strings (numbers are turned into strings)
-    gpu:        {product: str, count_per_node: int >= 0}
+    gpu:        {product: str, count_per_node: int >= 0, driver_version, cuda_version, nccl_version, nccl_tests_version: str}
     started:    ISO 8601 date-time (2026-03-01T10:00:00Z)            finished: same, not before ``started``
     durations:  {total_s: number >= 0 (default finished - started), per_category: {category: seconds},
                  ansible_overhead_s: number >= 0}
@@ -19,6 +19,8 @@ Input (what the certify role assembles; every key is optional unless marked *req
     categories: {category: {bandwidth_by_size: {message bytes (int, "1048576" or "1M"): busbw GB/s},
                             per_node: {node: busbw GB/s},
                             threshold: {floor, relative_fraction (0..1], median, mad_z, limit: numbers; unit: str}}}
+                (one median and one limit per category, computed here: median as given, else the median of per_node;
+                limit as given, else max(floor, relative_fraction x median); every renderer shows these two)
     failed_groups: [{id, nodes: [str], reason}]
     isolation:  {rounds: int, tests: int, trace: [event mappings], ...}   (IsolationPlanner.summary() fits as is)
     link_faults: [{domains: [a, b], nodes: [..], evidence: [..], status: faulty|suspect, message} | str]
@@ -69,6 +71,7 @@ _NODE_KEYS = ("verdict", "reasons", "reason", "categories")
 _NODE_CATEGORY_KEYS = ("status", "reason", "value", "unit", "duration_s")
 _CATEGORY_KEYS = ("bandwidth_by_size", "per_node", "threshold")
 _THRESHOLD_NUMBERS = ("floor", "relative_fraction", "median", "mad_z", "limit")
+GPU_KEYS = ("product", "count_per_node", "driver_version", "cuda_version", "nccl_version", "nccl_tests_version")
 
 
 class CertifyReportError(CertifyError):
@@ -219,9 +222,12 @@ def _platform(raw: Any, warnings: List[str]) -> Dict[str, Optional[str]]:
 
 def _gpu(raw: Any, warnings: List[str]) -> Dict[str, Any]:
     data = _mapping(raw, "gpu")
-    _unknown(data, ("product", "count_per_node"), "gpu.", warnings)
-    return {"product": _text(data.get("product"), "gpu.product", limit=200),
-            "count_per_node": _count(data.get("count_per_node"), "gpu.count_per_node")}
+    _unknown(data, GPU_KEYS, "gpu.", warnings)
+    out: Dict[str, Any] = {"product": _text(data.get("product"), "gpu.product", limit=200),
+                           "count_per_node": _count(data.get("count_per_node"), "gpu.count_per_node")}
+    for key in GPU_KEYS[2:]:
+        out[key] = _text(data.get(key), "gpu.%s" % key, limit=200)
+    return out
 
 
 def _node_category(raw: Any, field: str, warnings: List[str]) -> Dict[str, Any]:
@@ -264,10 +270,22 @@ def _node(name: str, raw: Any, warnings: List[str]) -> Dict[str, Any]:
     return {"verdict": verdict, "reasons": reasons, "categories": categories}
 
 
-def _threshold(raw: Any, field: str, warnings: List[str]) -> Dict[str, Any]:
+def _median(values: Sequence[float]) -> Optional[float]:
+    ordered = sorted(values)
+    if not ordered:
+        return None
+    mid = len(ordered) // 2
+    return round(ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2.0, 6)
+
+
+def _threshold(raw: Any, field: str, warnings: List[str], per_node: Mapping[str, float]) -> Dict[str, Any]:
+    """The category's one pass line: ``median`` as given (the fleet median the run judged against), else the median of
+    the per-node values; ``limit`` as given, else ``max(floor, relative_fraction x median)``. Every renderer shows these."""
     data = _mapping(raw, field)
     _unknown(data, _THRESHOLD_NUMBERS + ("unit",), field + ".", warnings)
     out: Dict[str, Any] = {key: _number(data.get(key), "%s.%s" % (field, key)) for key in _THRESHOLD_NUMBERS}
+    if out["median"] is None:
+        out["median"] = _median(list(per_node.values()))
     fraction = out["relative_fraction"]
     if fraction is not None and not 0 < fraction <= 1:
         raise CertifyReportError("must be in (0, 1]", field=field + ".relative_fraction", value=fraction)
@@ -297,7 +315,7 @@ def _category(name: str, raw: Any, warnings: List[str]) -> Dict[str, Any]:
         per_node[node] = _number(value, "%s.per_node.%s" % (field, node), optional=False)  # type: ignore[assignment]
     return {"bandwidth_by_size": [{"bytes": size, "busbw_gbps": sizes[size]} for size in sorted(sizes)],
             "per_node": {node: per_node[node] for node in sorted(per_node, key=natural_key)},
-            "threshold": _threshold(data.get("threshold"), field + ".threshold", warnings)}
+            "threshold": _threshold(data.get("threshold"), field + ".threshold", warnings, per_node)}
 
 
 def _failed_groups(raw: Any) -> List[Dict[str, Any]]:
@@ -345,8 +363,11 @@ def _link_faults(raw: Any) -> List[Dict[str, Any]]:
     return out
 
 
-def _round_summary(trace: List[Any]) -> List[Dict[str, Any]]:
-    """Rounds with their tests and outcomes, read from an IsolationPlanner trace (other events are skipped)."""
+def _round_summary(trace: List[Any], group_reasons: Mapping[str, str]) -> List[Dict[str, Any]]:
+    """Rounds with their tests and outcomes, read from an IsolationPlanner trace (other events are skipped).
+
+    A failed test's reason is its ``failed_groups`` reason when there is one (worded against the report's own
+    thresholds), else the trace's."""
     rounds: Dict[int, Dict[str, Any]] = {}
     tests: Dict[str, Dict[str, Any]] = {}
     for entry in trace:
@@ -366,7 +387,7 @@ def _round_summary(trace: List[Any]) -> List[Dict[str, Any]]:
             test["outcome"] = event
             busbw = entry.get("busbw")
             test["busbw"] = busbw if isinstance(busbw, (int, float)) and not isinstance(busbw, bool) and math.isfinite(busbw) else None
-            test["reason"] = str(entry.get("reason") or "")[:MAX_REASON_CHARS]
+            test["reason"] = str(group_reasons.get(entry["test"]) or entry.get("reason") or "")[:MAX_REASON_CHARS]
         elif event in ("condemned", "cleared") and number in rounds and entry.get("node") is not None:
             rounds[number][event].append(str(entry["node"]))
         elif event == "link-condemned" and number in rounds:
@@ -374,7 +395,7 @@ def _round_summary(trace: List[Any]) -> List[Dict[str, Any]]:
     return [rounds[n] for n in sorted(rounds)]
 
 
-def _isolation(raw: Any) -> Dict[str, Any]:
+def _isolation(raw: Any, failed_groups: Sequence[Mapping[str, Any]]) -> Dict[str, Any]:
     """Rounds, tests and the trace; other keys (a planner summary's verdicts, links, grouping) are expected and ignored."""
     data = _mapping(raw, "isolation")
     trace = data.get("trace") or []
@@ -384,7 +405,7 @@ def _isolation(raw: Any) -> Dict[str, Any]:
         if not isinstance(entry, Mapping):
             raise CertifyReportError("trace events must be mappings", field="isolation.trace[%d]" % index, value=_short(entry))
     trace = _plain(list(trace), "isolation.trace")
-    summary = _round_summary(trace)
+    summary = _round_summary(trace, {str(g["id"]): g["reason"] for g in failed_groups if g["reason"]})
     rounds = _count(data.get("rounds"), "isolation.rounds")
     tests = _count(data.get("tests"), "isolation.tests")
     return {"rounds": rounds if rounds is not None else len(summary),
@@ -468,6 +489,7 @@ def build_report(data: Mapping[str, Any]) -> Dict[str, Any]:
         categories[cat].update(entry)
 
     link_faults = _link_faults(data.get("link_faults"))
+    failed_groups = _failed_groups(data.get("failed_groups"))
     gpu = _gpu(data.get("gpu"), warnings)
     totals = {"nodes": len(nodes)}
     for verdict in NODE_VERDICTS:
@@ -488,9 +510,9 @@ def build_report(data: Mapping[str, Any]) -> Dict[str, Any]:
         "totals": totals,
         "nodes": nodes,
         "categories": categories,
-        "failed_groups": _failed_groups(data.get("failed_groups")),
+        "failed_groups": failed_groups,
         "link_faults": link_faults,
-        "isolation": _isolation(data.get("isolation")),
+        "isolation": _isolation(data.get("isolation"), failed_groups),
         "warnings": warnings,
     }
 

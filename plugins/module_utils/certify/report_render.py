@@ -17,7 +17,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
 from xml.sax.saxutils import escape as xml_escape
 from xml.sax.saxutils import quoteattr
 
-from ansible_collections.dsxos.cluster.plugins.module_utils.certify.report_format import format_gbps, format_seconds, format_size
+from ansible_collections.dsxos.cluster.plugins.module_utils.certify.report_format import format_gbps, format_seconds, format_size, software_versions
 from ansible_collections.dsxos.cluster.plugins.module_utils.certify.report_html import to_html
 from ansible_collections.dsxos.cluster.plugins.module_utils.certify.report_model import CertifyReportError
 
@@ -122,8 +122,9 @@ def to_junit(report: Mapping[str, Any]) -> str:
     for key in ("name", "service", "kubernetes_version"):
         if report["platform"].get(key):
             props.append(("platform." + key, report["platform"][key]))
-    if report["gpu"].get("product"):
-        props.append(("gpu.product", report["gpu"]["product"]))
+    for key in ("product", "count_per_node", "driver_version", "cuda_version", "nccl_version", "nccl_tests_version"):
+        if report["gpu"].get(key) is not None:
+            props.append(("gpu." + key, report["gpu"][key]))
     lines = ['<?xml version="1.0" encoding="UTF-8"?>\n',
              '<testsuites name="dsxos.cluster certify" tests="%d" failures="%d" errors="0" skipped="%d" time="%s">\n'
              % (total["tests"], total["failures"], total["skipped"], _junit_time(total_time))]
@@ -175,6 +176,9 @@ def to_markdown(report: Mapping[str, Any]) -> str:
         gpu_text += " x %d per node" % gpu["count_per_node"]
         if totals.get("gpus") is not None:
             gpu_text += " (%d GPUs)" % totals["gpus"]
+    versions = software_versions(gpu)
+    if versions:
+        gpu_text += "; " + ", ".join("%s %s" % (label, md(version)) for label, version in versions)
     out.append("| GPU | %s |" % gpu_text)
     out.append("| Nodes | %d total: %d passed, %d failed, %d excluded |" % (totals["nodes"], totals["passed"], totals["failed"], totals["excluded"]))
     if report.get("started") or report.get("finished"):

@@ -10,10 +10,67 @@ launch with :mod:`nccl_runner` (``MpiLaunch`` / ``run_groups``); the Kubernetes 
 """
 from __future__ import annotations
 
+import dataclasses
+import ipaddress
+import re
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ansible_collections.dsxos.cluster.plugins.module_utils.certify import nccl_runner
 from ansible_collections.dsxos.cluster.plugins.module_utils.certify.errors import CertifyError
+
+#: an inventory host name the hosts runner accepts: letters, digits, '.', '-' and '_' (no shell or mpirun syntax)
+_INVENTORY_NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]{0,252}$")
+REFUSED_PREFIX = "refused:"
+
+
+def _shown(value: Any) -> str:
+    text = str(value)
+    return repr(text if len(text) <= 80 else text[:77] + "...")
+
+
+def _plain_name(text: Any) -> bool:
+    if not isinstance(text, str):
+        return False
+    if _INVENTORY_NAME_RE.match(text):
+        return True
+    try:
+        ipaddress.ip_address(text)
+    except ValueError:
+        return False
+    return True
+
+
+def host_problem(name: Any, address: Any = None, mpirun: bool = True) -> Optional[str]:
+    """Why this inventory host cannot be certified safely, or None.
+
+    The name, and the address the host is reached at (``address``, else the name), must be inventory-style host
+    names (letters, digits, '.', '-', '_'; not starting with '-') or IP addresses; with ``mpirun`` (multi-node
+    categories) the address must also pass :func:`nccl_runner.validate_host`, the rule of the ``mpirun`` host list.
+    The reason is the host's own: the other hosts are not affected.
+    """
+    if not _plain_name(name):
+        return ("%s invalid host name %s: only letters, digits, '.', '-' and '_' are allowed; the host was never "
+                "contacted" % (REFUSED_PREFIX, _shown(name)))
+    target = address if address not in (None, "") else name
+    if not _plain_name(target):
+        return ("%s invalid address %s: only letters, digits, '.', '-', '_' or an IP address are allowed; the host was "
+                "never contacted" % (REFUSED_PREFIX, _shown(target)))
+    if mpirun:
+        try:
+            nccl_runner.validate_host(target, "address")
+        except CertifyError as err:
+            return "%s invalid address %s for the mpirun host list (%s); the host was never contacted" % (
+                REFUSED_PREFIX, _shown(target), err.message)
+    return None
+
+
+def refuse_invalid_hosts(nodes: Sequence[Any], mpirun: bool = True) -> List[Any]:
+    """The nodes (``CertifyNode``) with each unusable one excluded, its reason from :func:`host_problem`."""
+    out = []
+    for node in nodes:
+        problem = None if node.exclude_reason else host_problem(node.name, node.address, mpirun)
+        out.append(dataclasses.replace(node, exclude_reason=problem) if problem else node)
+    return out
 
 
 class HostsRunner:
@@ -39,11 +96,18 @@ class HostsRunner:
     def run_tests(self, tests: Sequence[Any], collective: str) -> Dict[str, Any]:
         run_groups, factory = self._backend()
         specs = {}
+        refused: Dict[str, Any] = {}
         for test in tests:
             hosts = [self.addresses.get(n, n) for n in test.nodes]
+            problems = [p for p in (host_problem(n, self.addresses.get(n)) for n in test.nodes) if p]
+            if problems:  # only this test fails; the others of the round still run
+                refused[test.id] = nccl_runner.RunOutput(rc=-1, stdout="", stderr="; ".join(problems), duration_s=0.0)
+                continue
             specs[test.id] = factory(hosts=hosts, collective=collective, options=self.launch)
         parallel = self.max_parallel if self.max_parallel and self.max_parallel > 0 else max(1, len(specs))
-        return run_groups(specs, max_parallel=parallel)
+        outputs = dict(run_groups(specs, max_parallel=parallel)) if specs else {}
+        outputs.update(refused)
+        return outputs
 
 
 def nccl_spec_factory(module: Any) -> Callable[..., Any]:

@@ -11,12 +11,17 @@
 Per component the status is one of ``in_sync``, ``missing``, ``version_drift``, ``values_drift``, ``out_of_sync``
 (the cluster object matches but is not reconciled/healthy yet), ``failed`` or ``not_checked`` (nothing the deployer
 leaves in the cluster can be compared, e.g. manifest-only components of a helm bundle).
+
+The bundle side reads only what a bundle holds: a directory without a regular ``recipe.yaml`` is refused before
+anything else in it is looked at, and every file read must be a regular file inside the bundle (a symlink, FIFO
+or device is refused); YAML goes through ``safe_yaml`` (size, depth, duplicate-key limits).
 """
 from __future__ import annotations
 
 import base64
 import binascii
 import os
+import stat
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Optional
 
@@ -84,9 +89,24 @@ def _load_mapping(path: str, display: str) -> dict[str, Any]:
     return dict(data)
 
 
-def _optional_mapping(bundle: str, rel: str) -> Optional[dict[str, Any]]:
+def _bundle_file(bundle: str, rel: str) -> Optional[str]:
+    """``bundle/rel`` when it is a regular file (not a symlink), ``None`` when absent; anything else is refused."""
     path = os.path.join(bundle, rel)
-    return _load_mapping(path, rel) if os.path.isfile(path) else None
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise RecipePathError(f"cannot read bundle file: {exc.strerror}", path=path) from None
+    if not stat.S_ISREG(info.st_mode):
+        raise RecipePathError("bundle file is not a regular file (a symlink, directory, FIFO or device); refused",
+                              path=path, field="bundle", value=rel)
+    return path
+
+
+def _optional_mapping(bundle: str, rel: str) -> Optional[dict[str, Any]]:
+    path = _bundle_file(bundle, rel)
+    return _load_mapping(path, rel) if path is not None else None
 
 
 def _is_chart(ref: ComponentRef) -> bool:
@@ -132,14 +152,14 @@ def load_bundle(bundle: str, deployer: str = "auto") -> tuple[str, RecipeResult,
     """Read ``recipe.yaml`` and the deployer's files; return (deployer, recipe, expectations in deployment order)."""
     if not os.path.isdir(bundle):
         raise RecipePathError("bundle directory does not exist", path=bundle, field="bundle")
+    recipe_path = os.path.join(bundle, "recipe.yaml")
+    if _bundle_file(bundle, "recipe.yaml") is None:  # before anything else is read: refuse what is not a bundle
+        raise RecipePathError("bundle has no recipe.yaml (not a bundle)", path=recipe_path)
     if deployer in (None, "", "auto"):
         deployer = detect_deployer(bundle)
     if deployer not in DEPLOYERS:
         raise RecipeSchemaError(f"unknown deployer; known: auto, {', '.join(DEPLOYERS)}", field="deployer", value=deployer)
-    recipe_path = os.path.join(bundle, "recipe.yaml")
-    if not os.path.isfile(recipe_path):
-        raise RecipePathError("bundle has no recipe.yaml", path=recipe_path)
-    recipe = RecipeResult.from_dict(_load_mapping(recipe_path, recipe_path))
+    recipe = RecipeResult.from_dict(_load_mapping(recipe_path, recipe_path), path=recipe_path, prefix="")
     refs = [r for r in recipe.component_refs if r.enabled]
     order = {name: i for i, name in enumerate(recipe.deployment_order)}
     refs.sort(key=lambda r: (order.get(r.name, len(order)), r.name))

@@ -13,14 +13,28 @@ and, only when something differs, replaces the destination directory in one swap
 
 Any failure before the swap leaves the old bundle untouched and removes the temporary
 directory; a failure during the swap puts the old bundle back.
+
+Hostile destinations (see ``docs/bundles.md``, "Limits"):
+
+* a destination that is not a bundle (no regular ``checksums.txt`` or ``recipe.yaml`` in it) is refused
+  *before anything in it is read* unless ``force``; ``/`` and mount points are always refused;
+* what is read of an existing bundle is bounded: at most :data:`MAX_TREE_ENTRIES` entries, symlinks are never
+  followed (they are entries of their own), FIFOs/devices/sockets and other filesystems are never opened, files
+  are compared with the new content by size first and then chunk by chunk (never read whole into memory), and
+  diff text reads at most :data:`MAX_DIFF_READ` bytes of a file;
+* a render killed at any moment leaves at most one temporary folder ``.<dest>.bundle-tmp-<host>-<pid>-XXXX``;
+  the next (non check mode) write to the same ``dest`` removes those whose process is gone or that are older
+  than :data:`STALE_AFTER_S`, first putting back a bundle the killed render had moved aside.
 """
 from __future__ import annotations
 
 import os
 import posixpath
+import re
 import shutil
 import stat
 import tempfile
+import time
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -33,6 +47,15 @@ MAX_DIFF_CHARS = 32 * 1024
 MAX_DIFF_FILES = 200
 DEFAULT_FILE_MODE = 0o644
 DIR_MODE = 0o755
+#: Most entries (files, symlinks, specials) an existing destination may hold; bundles hold a few hundred.
+MAX_TREE_ENTRIES = 20000
+#: Most bytes of one existing file read to show it in a diff.
+MAX_DIFF_READ = 4 * MAX_DIFF_CHARS
+#: Bytes compared at a time when checking whether an existing file already holds the new content.
+COMPARE_CHUNK = 1024 * 1024
+#: A temporary folder of a live render older than this (seconds) is stale too.
+STALE_AFTER_S = 30 * 60
+TEMP_TAG = ".bundle-tmp-"
 
 
 class BundleWriteError(RenderError):
@@ -61,6 +84,8 @@ class BundleWriteResult:
     removed: List[str] = field(default_factory=list)
     modified: List[str] = field(default_factory=list)
     diff: List[Dict[str, str]] = field(default_factory=list)
+    #: stale temporary folders of killed renders removed by this write (not part of :meth:`to_dict`)
+    stale_removed: List[str] = field(default_factory=list)
 
     def to_dict(self) -> Dict[str, Any]:
         return {"changed": self.changed, "added": list(self.added), "removed": list(self.removed),
@@ -99,22 +124,95 @@ def _check_files(files: Dict[str, BundleFile]) -> None:
         raise BundleWriteError("bundle path is used both as a file and as a directory", field="path", value=clash[0])
 
 
-def _read_tree(root: str) -> Dict[str, Tuple[Optional[bytes], int]]:
-    """Current files under ``root``: relpath -> (content, mode).  Symlinks/specials read as ``None``."""
-    tree: Dict[str, Tuple[Optional[bytes], int]] = {}
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-        rel_dir = os.path.relpath(dirpath, root)
-        names = list(filenames) + [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]
-        for name in names:
-            full = os.path.join(dirpath, name)
-            rel = name if rel_dir == "." else "/".join(rel_dir.split(os.sep) + [name])
-            info = os.lstat(full)
-            if stat.S_ISREG(info.st_mode):
-                with open(full, "rb") as handle:
-                    tree[rel] = (handle.read(), stat.S_IMODE(info.st_mode))
-            else:
-                tree[rel] = (None, stat.S_IMODE(info.st_mode))
+@dataclass(frozen=True)
+class _OldEntry:
+    """One entry of the existing destination, from ``lstat`` only (nothing is read)."""
+
+    full: str
+    mode: int
+    size: int
+    regular: bool
+    dev: int
+    ino: int
+
+
+def _scan_tree(root: str) -> Dict[str, _OldEntry]:
+    """Entries under ``root`` (relpath -> :class:`_OldEntry`), without reading any file and without following
+    symlinks or entering another filesystem; more than :data:`MAX_TREE_ENTRIES` is refused."""
+    tree: Dict[str, _OldEntry] = {}
+    root_dev = os.lstat(root).st_dev
+    pending: List[Tuple[str, str]] = [(root, "")]
+    while pending:
+        directory, rel_dir = pending.pop()
+        with os.scandir(directory) as entries:
+            for entry in entries:
+                rel = entry.name if not rel_dir else rel_dir + "/" + entry.name
+                info = entry.stat(follow_symlinks=False)
+                if stat.S_ISDIR(info.st_mode) and info.st_dev == root_dev:
+                    pending.append((entry.path, rel))
+                    continue
+                tree[rel] = _OldEntry(entry.path, stat.S_IMODE(info.st_mode), info.st_size, stat.S_ISREG(info.st_mode),
+                                      info.st_dev, info.st_ino)
+                if len(tree) > MAX_TREE_ENTRIES:
+                    raise BundleWriteError("destination holds more than %d entries; it is not a bundle this module wrote, "
+                                           "refusing to read or replace it" % MAX_TREE_ENTRIES, path=root, field="dest")
     return tree
+
+
+def _open_entry(entry: _OldEntry) -> Optional[int]:
+    """A read descriptor of ``entry`` when it still is the same regular file (never a symlink, never blocking)."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        fd = os.open(entry.full, flags)
+    except OSError:
+        return None
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode) or (info.st_dev, info.st_ino) != (entry.dev, entry.ino):
+        os.close(fd)
+        return None
+    return fd
+
+
+def _same_content(entry: _OldEntry, content: bytes) -> bool:
+    """Does ``entry`` hold exactly ``content``?  Size first, then chunk by chunk (bounded memory)."""
+    if not entry.regular or entry.size != len(content):
+        return False
+    fd = _open_entry(entry)
+    if fd is None:
+        return False
+    try:
+        view = memoryview(content)
+        offset = 0
+        while True:
+            chunk = os.read(fd, COMPARE_CHUNK)
+            if not chunk:
+                return offset == len(content)
+            if view[offset:offset + len(chunk)] != chunk:
+                return False
+            offset += len(chunk)
+    finally:
+        os.close(fd)
+
+
+def _old_content(entry: Optional[_OldEntry]) -> Optional[bytes]:
+    """At most :data:`MAX_DIFF_READ` bytes of an existing regular file, for the diff; ``None`` for anything else."""
+    if entry is None or not entry.regular:
+        return None
+    fd = _open_entry(entry)
+    if fd is None:
+        return None
+    try:
+        raw = os.read(fd, MAX_DIFF_READ)
+    finally:
+        os.close(fd)
+    if entry.size > len(raw):
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            if exc.start >= len(raw) - 4:  # cut inside a multi-byte character
+                raw = raw[:exc.start]
+        raw += b"\n... [truncated: file is %d bytes]\n" % entry.size
+    return raw
 
 
 def _as_text(content: Optional[bytes]) -> Optional[str]:
@@ -131,12 +229,12 @@ def _as_text(content: Optional[bytes]) -> Optional[str]:
     return text
 
 
-def _diff_entry(relpath: str, old: Optional[Tuple[Optional[bytes], int]], new: Optional[BundleFile]) -> Optional[Dict[str, str]]:
-    before = _as_text(old[0]) if old is not None else ""
+def _diff_entry(relpath: str, old: Optional[_OldEntry], new: Optional[BundleFile]) -> Optional[Dict[str, str]]:
+    before = _as_text(_old_content(old)) if old is not None else ""
     after = _as_text(new.content) if new is not None else ""
     if before is None or after is None:
         return None  # binary or special file: listed in added/removed/modified only
-    before_header = "%s (mode %04o)" % (relpath, old[1]) if old is not None else "/dev/null"
+    before_header = "%s (mode %04o)" % (relpath, old.mode) if old is not None else "/dev/null"
     after_header = "%s (mode %04o)" % (relpath, new.mode) if new is not None else "/dev/null"
     return {"before": before, "after": after, "before_header": before_header, "after_header": after_header}
 
@@ -192,6 +290,83 @@ def _swap(dest: str, new_tree: str, work: str) -> None:
     _fsync_dir(os.path.dirname(dest))
 
 
+def _host_token() -> str:
+    return re.sub(r"[^A-Za-z0-9]", "", os.uname().nodename)[:16] or "host"
+
+
+def _pid_alive(pid: int) -> bool:
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's live process
+        return True
+    except OSError:
+        return False
+    return True
+
+
+def temp_prefix(dest: str) -> str:
+    """Name prefix of the temporary folders a write to ``dest`` makes (next to it): recognisable and owned."""
+    return ".%s%s%s-%d-" % (os.path.basename(dest), TEMP_TAG, _host_token(), os.getpid())
+
+
+def remove_stale_temps(dest: str, now: Optional[float] = None) -> List[str]:
+    """Remove the temporary folders of earlier writes to ``dest`` whose process is gone (same host) or that are
+    older than :data:`STALE_AFTER_S`; a bundle such a write had moved aside (killed mid-swap) is put back first.
+    Returns the removed paths."""
+    parent = os.path.dirname(dest)
+    pattern = re.compile(r"^%s%s(?P<host>[A-Za-z0-9]*)-(?P<pid>\d+)-[A-Za-z0-9_]+$"
+                         % (re.escape("." + os.path.basename(dest)), re.escape(TEMP_TAG)))
+    now = time.time() if now is None else now
+    host = _host_token()
+    removed: List[str] = []
+    try:
+        names = [entry.name for entry in os.scandir(parent) if pattern.match(entry.name)]
+    except OSError:
+        return removed
+    for name in sorted(names):
+        match = pattern.match(name)
+        path = os.path.join(parent, name)
+        try:
+            info = os.lstat(path)
+        except OSError:
+            continue
+        if not stat.S_ISDIR(info.st_mode) or match is None:
+            continue
+        old_enough = now - info.st_mtime > STALE_AFTER_S
+        dead = match.group("host") == host and not _pid_alive(int(match.group("pid")))
+        if not (dead or old_enough) or int(match.group("pid")) == os.getpid() and not old_enough:
+            continue
+        aside = os.path.join(path, "old")
+        if not os.path.lexists(dest) and os.path.isdir(aside) and not os.path.islink(aside):
+            try:
+                os.rename(aside, dest)
+            except OSError:
+                pass
+        shutil.rmtree(path, ignore_errors=True)
+        if not os.path.lexists(path):
+            removed.append(path)
+    return removed
+
+
+def _is_bundle(dest: str) -> bool:
+    for marker in BUNDLE_MARKERS:
+        try:
+            if stat.S_ISREG(os.lstat(os.path.join(dest, marker)).st_mode):
+                return True
+        except OSError:
+            continue
+    return False
+
+
+def _is_empty_dir(dest: str) -> bool:
+    with os.scandir(dest) as entries:
+        return next(entries, None) is None
+
+
 def write_bundle(dest: str, files: Dict[str, BundleFile], check_mode: bool = False, want_diff: bool = False,
                  force: bool = False) -> BundleWriteResult:
     """Make directory ``dest`` hold exactly ``files``; see the module docstring.
@@ -207,23 +382,26 @@ def write_bundle(dest: str, files: Dict[str, BundleFile], check_mode: bool = Fal
         raise BundleWriteError("bundle destination is a symbolic link; refusing to replace it", path=dest, field="dest")
     if os.path.lexists(dest) and not os.path.isdir(dest):
         raise BundleWriteError("bundle destination exists and is not a directory", path=dest, field="dest")
+    if os.path.realpath(dest) == os.path.realpath(os.sep) or os.path.ismount(dest):
+        raise BundleWriteError("bundle destination is / or a mount point; refusing to replace it", path=dest, field="dest")
 
     try:
-        old = _read_tree(dest) if os.path.isdir(dest) else {}
+        is_dir = os.path.isdir(dest)
+        if is_dir and not force and not _is_bundle(dest) and not _is_empty_dir(dest):
+            raise BundleWriteError("destination is a non-empty directory that is not a bundle (no %s); "
+                                   "refusing to read or replace it without force" % " or ".join(BUNDLE_MARKERS),
+                                   path=dest, field="dest")
+        stale = [] if check_mode else remove_stale_temps(dest)
+        old = _scan_tree(dest) if is_dir else {}
+        added = sorted(p for p in files if p not in old)
+        removed = sorted(p for p in old if p not in files)
+        modified = sorted(p for p in files if p in old and (
+            old[p].mode != files[p].mode or not _same_content(old[p], files[p].content)))
     except OSError as exc:
         raise BundleWriteError("cannot read existing bundle: %s" % exc.strerror, path=exc.filename or dest,
                                field="dest") from None
-    if os.path.isdir(dest) and os.listdir(dest) and not force \
-            and not any(os.path.isfile(os.path.join(dest, marker)) for marker in BUNDLE_MARKERS):
-        raise BundleWriteError("destination is a non-empty directory that is not a bundle (no %s); "
-                               "refusing to replace it without force" % " or ".join(BUNDLE_MARKERS),
-                               path=dest, field="dest")
-
-    added = sorted(p for p in files if p not in old)
-    removed = sorted(p for p in old if p not in files)
-    modified = sorted(p for p in files if p in old and old[p] != (files[p].content, files[p].mode))
-    changed = bool(added or removed or modified) or not os.path.isdir(dest)
-    result = BundleWriteResult(changed=changed, added=added, removed=removed, modified=modified)
+    changed = bool(added or removed or modified) or not is_dir
+    result = BundleWriteResult(changed=changed, added=added, removed=removed, modified=modified, stale_removed=stale)
     if want_diff:
         for relpath in sorted(added + removed + modified):
             if len(result.diff) >= MAX_DIFF_FILES:
@@ -240,7 +418,7 @@ def write_bundle(dest: str, files: Dict[str, BundleFile], check_mode: bool = Fal
     work = None
     try:
         os.makedirs(parent, exist_ok=True)
-        work = tempfile.mkdtemp(prefix=".%s.bundle-" % os.path.basename(dest), dir=parent)
+        work = tempfile.mkdtemp(prefix=temp_prefix(dest), dir=parent)
         new_tree = os.path.join(work, "new")
         os.mkdir(new_tree)
         mode = stat.S_IMODE(os.stat(dest).st_mode) if os.path.isdir(dest) else DIR_MODE

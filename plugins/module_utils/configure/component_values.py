@@ -9,26 +9,33 @@ explicit ``null`` is kept):
 1. ``components/<name>/values.yaml`` when it exists;
 2. the componentRef's ``valuesFile`` (when set and different from 1.);
 3. the merged ``overrides`` (without the ``enabled`` switch);
-4. ``extra_overrides[name]`` (the bundle-time ``--set`` equivalent).
+4. the bundle's ``set`` entries (``aicr bundle --set``, :mod:`.value_overrides`);
+5. node scheduling at the registry's paths (:mod:`.node_scheduling`; AICR injects after ``--set``);
+6. ``extra_overrides[name]`` (the structured ``values_overrides``, like ``aicr bundle --set-json``: last, wins).
 
-``manifestFiles`` are Jinja2 templates rendered in a sandbox with
-``StrictUndefined`` and the variables ``values``, ``release`` (name, namespace),
-``chart`` (name, version, repository), ``component`` and ``criteria``.
+``manifestFiles`` are templates; the engine follows the file name (as AICR does). A ``*.j2`` file is Jinja2,
+rendered in a sandbox with ``StrictUndefined`` and the variables ``values``, ``release`` (name, namespace),
+``chart`` (name, version, repository), ``component`` and ``criteria``; it loses the suffix. Every other file is a
+Go ``text/template`` (:mod:`.go_template`) with Helm's functions and AICR's data: ``.Values.<component>``,
+``.Release`` and ``.Chart``. Both engines are bounded in time, output and loop iterations (:mod:`.render_limits`).
 """
 from __future__ import annotations
 
 import json
+import math
 import posixpath
 import re
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Set
+import threading
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Set
 
 try:
     from jinja2 import StrictUndefined, TemplateError, TemplateSyntaxError
+    from jinja2 import nodes as jinja_nodes
     from jinja2.sandbox import SandboxedEnvironment
     HAS_JINJA2 = True
 except ImportError:  # pragma: no cover - Jinja2 ships with ansible-core; guarded for the import sanity test
     HAS_JINJA2 = False
-    StrictUndefined = SandboxedEnvironment = None  # type: ignore
+    StrictUndefined = SandboxedEnvironment = jinja_nodes = None  # type: ignore
 
     class TemplateError(Exception):  # type: ignore[no-redef]
         """Placeholder so ``except TemplateError`` stays valid without Jinja2."""
@@ -37,9 +44,14 @@ except ImportError:  # pragma: no cover - Jinja2 ships with ansible-core; guarde
         """Placeholder so ``except TemplateSyntaxError`` stays valid without Jinja2."""
 
 from ansible_collections.dsxos.cluster.plugins.module_utils.configure.errors import RecipeSchemaError, RenderError
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.go_template import (
+    compile_go_template, helm_context, render_go_template)
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.render_limits import DEFAULT_LIMITS, RenderBudget, RenderLimits
 from ansible_collections.dsxos.cluster.plugins.module_utils.configure.recipe_merge import copy_data, deep_merge
-from ansible_collections.dsxos.cluster.plugins.module_utils.configure.recipe_model import ComponentBundle, ComponentRef, RecipeResult
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.node_scheduling import SchedulingOptions, apply_scheduling
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.recipe_model import ComponentBundle, ComponentRef, RecipeResult, SchedulingPaths
 from ansible_collections.dsxos.cluster.plugins.module_utils.configure.recipe_store import RecipeStore
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.value_overrides import SetOverride, apply_set
 from ansible_collections.dsxos.cluster.plugins.module_utils.common.safe_yaml import dump_yaml
 
 _TEMPLATE_MEMO = "component_values.templates"
@@ -59,18 +71,72 @@ def _to_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True)
 
 
+_ACTIVE = threading.local()
+
+
+def _bounded_binop(env: Any, context: Any, operator: str, left: Any, right: Any) -> Any:
+    """``*`` and ``**`` refused before they build a value larger than the output limit."""
+    budget: Optional[RenderBudget] = getattr(_ACTIVE, "budget", None)
+    limit_bits = (budget.limits if budget else DEFAULT_LIMITS).output_bytes * 8
+    ints = all(isinstance(v, int) and not isinstance(v, bool) for v in (left, right))
+    if operator == "**" and ints and right > 0 and abs(left) > 1 and right * math.log2(abs(left)) > limit_bits:
+        raise RenderError("manifest template: %d ** %d is larger than the output limit" % (left, right))
+    if operator == "*":
+        if ints and left.bit_length() + right.bit_length() > limit_bits:
+            raise RenderError("manifest template: the product of two integers is larger than the output limit")
+        for seq, count in ((left, right), (right, left)):
+            if isinstance(seq, (str, list, tuple)) and isinstance(count, int) and len(seq) * count * 8 > limit_bits:
+                raise RenderError("manifest template: repeating a %s %d times exceeds the output limit"
+                                  % (type(seq).__name__, count))
+    return SandboxedEnvironment.call_binop(env, context, operator, left, right)
+
+
+def _bounded_iter(iterable: Any) -> Any:
+    """Every Jinja2 ``for`` loop iterates through this: each item counts against the loop budget."""
+    budget: Optional[RenderBudget] = getattr(_ACTIVE, "budget", None)
+    for item in iterable:
+        if budget is not None:
+            budget.tick()
+        yield item
+
+
+def _make_environment() -> Any:
+    """A sandboxed Jinja2 environment whose ``*``/``**`` and ``for`` loops are bounded."""
+
+    class BoundedSandbox(SandboxedEnvironment):  # type: ignore[misc,valid-type]
+        intercepted_binops = frozenset(["*", "**"])
+
+        def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
+            return _bounded_binop(self, context, operator, left, right)
+
+        def _parse(self, source: str, name: Optional[str], filename: Optional[str]) -> Any:
+            tree = super()._parse(source, name, filename)
+            for loop in tree.find_all(jinja_nodes.For):
+                loop.iter = jinja_nodes.Call(jinja_nodes.EnvironmentAttribute("bounded_iter"), [loop.iter], [], None, None,
+                                             lineno=loop.lineno)
+            return tree
+
+        bounded_iter = staticmethod(_bounded_iter)
+
+    return BoundedSandbox(undefined=StrictUndefined, keep_trailing_newline=True, trim_blocks=True, autoescape=False)
+
+
 def template_environment() -> Any:
-    """The shared sandboxed Jinja2 environment (``trim_blocks`` on, as in Ansible)."""
+    """The shared sandboxed Jinja2 environment (``trim_blocks`` on, as in Ansible; bounded loops and operators)."""
     global _ENV  # pylint: disable=global-statement
     if not HAS_JINJA2:
         raise RenderError("rendering manifest templates needs the Python package jinja2, which is not installed")
     if _ENV is None:
-        env = SandboxedEnvironment(undefined=StrictUndefined, keep_trailing_newline=True, trim_blocks=True,
-                                   autoescape=False)
+        env = _make_environment()
         env.filters["to_yaml"] = _to_yaml
         env.filters["to_json"] = _to_json
         _ENV = env
     return _ENV
+
+
+def is_jinja_manifest(relpath: str) -> bool:
+    """The engine rule: ``*.j2`` manifests are Jinja2, every other manifest is a Go template."""
+    return relpath.endswith(TEMPLATE_SUFFIX)
 
 
 def is_blank_manifest(text: str) -> bool:
@@ -92,32 +158,71 @@ def _template_line(exc: BaseException, filename: str) -> Optional[int]:
 
 
 def _compile(store: RecipeStore, relpath: str, origin: str) -> Any:
-    """Compiled template of ``relpath`` (cached per store and real path)."""
+    """Compiled template of ``relpath`` (cached per store and real path): Jinja2 for ``*.j2``, else Go."""
     cache: Dict[str, Any] = store.memo.setdefault(_TEMPLATE_MEMO, {})
     real = store.resolve_path(relpath, None, origin)
     template = cache.get(real)
     if template is None:
-        env = template_environment()
         text = store.read_text(relpath, None, origin)
+        if not is_jinja_manifest(relpath):
+            template = compile_go_template(text, real, field=origin, value=relpath)
+            cache[real] = template
+            return template
+        env = template_environment()
         try:
             code = env.compile(text, name=relpath, filename=real)
         except TemplateSyntaxError as exc:
             raise RenderError("manifest template syntax error: %s" % exc.message, path=real, line=exc.lineno,
+                              field=origin, value=relpath) from None
+        except (RecursionError, MemoryError) as exc:
+            raise RenderError("manifest template too large or nested too deeply (%s)" % type(exc).__name__, path=real,
                               field=origin, value=relpath) from None
         template = env.template_class.from_code(env, code, env.make_globals(None))
         cache[real] = template
     return template
 
 
-def render_manifest(store: RecipeStore, relpath: str, variables: Mapping[str, Any], origin: str) -> str:
-    """Render one manifest template; errors name the file and the template line."""
+def _render_jinja(template: Any, variables: Mapping[str, Any], budget: RenderBudget) -> str:
+    chunks: List[str] = []
+    _ACTIVE.budget = budget
+    try:
+        for chunk in template.generate(**variables):
+            chunks.append(chunk)
+            budget.add_output(len(chunk))
+    finally:
+        _ACTIVE.budget = None
+    return "".join(chunks)
+
+
+def render_manifest(store: RecipeStore, relpath: str, variables: Mapping[str, Any], origin: str,
+                    limits: Optional[RenderLimits] = None) -> str:
+    """Render one manifest template (engine by file name); errors name the file and the template line.
+
+    ``variables`` are the Jinja2 variables; a Go template gets :func:`.go_template.helm_context` built from them.
+    ``limits`` bound the work (default :data:`.render_limits.DEFAULT_LIMITS`).
+    """
     template = _compile(store, relpath, origin)
     real = store.resolve_path(relpath, None, origin)
+    if not is_jinja_manifest(relpath):
+        release = variables.get("release") or {}
+        chart = variables.get("chart") or {}
+        data = helm_context(str(variables.get("component") or release.get("name") or ""), variables.get("values"),
+                            release.get("namespace"), chart.get("name"), chart.get("version"))
+        return render_go_template(template, data, limits, field=origin, value=relpath)
+    budget = RenderBudget(limits, real, origin, relpath)
     try:
-        return template.render(**variables)
+        return _render_jinja(template, variables, budget)
     except TemplateError as exc:
         raise RenderError("manifest template error: %s" % (exc.message or type(exc).__name__), path=real,
                           line=_template_line(exc, real), field=origin, value=relpath) from None
+    except RecursionError:
+        raise budget.fail("manifest template error: templates or data nested too deeply") from None
+    except MemoryError:
+        raise budget.fail("manifest template error: out of memory while rendering") from None
+    except RenderError as exc:
+        if exc.file:
+            raise
+        raise RenderError(exc.message, path=real, line=_template_line(exc, real), field=origin, value=relpath) from None
     except (ArithmeticError, LookupError, TypeError, ValueError, AttributeError) as exc:
         raise RenderError("manifest template error: %s: %s" % (type(exc).__name__, exc), path=real,
                           line=_template_line(exc, real), field=origin, value=relpath) from None
@@ -133,8 +238,10 @@ def _load_values(store: RecipeStore, relpath: str, field: str) -> Dict[str, Any]
     return data
 
 
-def component_values(store: RecipeStore, ref: ComponentRef, extra: Optional[Mapping[str, Any]] = None) -> Dict[str, Any]:
-    """The final Helm values of one component (a new dict)."""
+def component_values(store: RecipeStore, ref: ComponentRef, extra: Optional[Mapping[str, Any]] = None,
+                     set_overrides: Sequence[SetOverride] = (), scheduling: Optional[SchedulingOptions] = None,
+                     scheduling_paths: Optional[SchedulingPaths] = None) -> Dict[str, Any]:
+    """The final Helm values of one component (a new dict), layered as the module docstring says."""
     default_file = "components/%s/values.yaml" % ref.name
     layers: List[Mapping[str, Any]] = []
     if store.exists(default_file):
@@ -142,12 +249,16 @@ def component_values(store: RecipeStore, ref: ComponentRef, extra: Optional[Mapp
     if ref.values_file and posixpath.normpath(ref.values_file) != default_file:
         layers.append(_load_values(store, ref.values_file, "componentRefs[%s].valuesFile" % ref.name))
     layers.append({k: v for k, v in (ref.overrides or {}).items() if k != "enabled"})
-    if extra:
-        layers.append({k: v for k, v in extra.items() if k != "enabled"})
     values: Dict[str, Any] = copy_data(layers[0])
     for layer in layers[1:]:
         if layer:
             values = deep_merge(values, layer)
+    if set_overrides:
+        values = apply_set(values, set_overrides)
+    if scheduling is not None and scheduling_paths is not None:
+        apply_scheduling(values, scheduling_paths, scheduling, ref.overrides, [o.dotted for o in set_overrides])
+    if extra:
+        values = deep_merge(values, {k: v for k, v in extra.items() if k != "enabled"})
     return values
 
 
@@ -160,12 +271,16 @@ def _extra_disables(extra: Optional[Mapping[str, Any]]) -> bool:
 
 def build_component_bundles(store: RecipeStore, result: RecipeResult,
                             extra_overrides: Optional[Mapping[str, Mapping[str, Any]]] = None,
-                            disabled: Iterable[str] = ()) -> List[ComponentBundle]:
+                            disabled: Iterable[str] = (),
+                            set_overrides: Optional[Mapping[str, Sequence[SetOverride]]] = None,
+                            scheduling: Optional[SchedulingOptions] = None) -> List[ComponentBundle]:
     """One :class:`ComponentBundle` per enabled component, in deployment order.
 
     ``extra_overrides`` maps a component name to values merged last (an
     ``enabled: false`` there disables the component).  ``disabled`` names more
     components to leave out.  DependencyRefs to left-out components are dropped.
+    ``set_overrides`` maps a component name to its parsed ``set`` entries; ``scheduling``
+    (when given) is written at the paths of each component's registry entry.
     """
     extra_overrides = extra_overrides or {}
     for name, extra in extra_overrides.items():
@@ -186,7 +301,9 @@ def build_component_bundles(store: RecipeStore, result: RecipeResult,
         if name in off:
             continue
         ref = result.component(name)
-        values = component_values(store, ref, extra_overrides.get(name))
+        paths = SchedulingPaths.from_registry(store.registry.get(name), store.registry_sources.get(name))
+        values = component_values(store, ref, extra_overrides.get(name), (set_overrides or {}).get(name, ()),
+                                  scheduling, paths)
         variables = {
             "values": values,
             "release": {"name": name, "namespace": ref.namespace},

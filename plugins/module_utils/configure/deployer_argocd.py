@@ -23,7 +23,8 @@ from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Tuple
 
 from ansible_collections.dsxos.cluster.plugins.module_utils.configure.bundle_writer import BundleFile
-from ansible_collections.dsxos.cluster.plugins.module_utils.configure.deployer_helm import begin_render, check_manifest_name, namespace_of
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.deployer_helm import (
+    begin_render, check_manifest_name, is_chart, namespace_of, shown_namespace)
 from ansible_collections.dsxos.cluster.plugins.module_utils.configure.errors import RenderError
 from ansible_collections.dsxos.cluster.plugins.module_utils.configure.recipe_model import ComponentBundle, RecipeResult
 from ansible_collections.dsxos.cluster.plugins.module_utils.common.safe_yaml import dump_yaml
@@ -154,7 +155,9 @@ def _application(name: str, opts: DeployerOptions, sources: List[Dict[str, Any]]
         spec["source"] = sources[0]
     else:
         spec["sources"] = sources
-    spec["destination"] = {"server": opts.destination_server, "namespace": namespace}
+    # no namespace (a manifest-only component without one): the manifests' own namespaces apply
+    spec["destination"] = {"server": opts.destination_server, "namespace": namespace} if namespace else \
+        {"server": opts.destination_server}
     spec["syncPolicy"] = _sync_policy(opts)
     return {"apiVersion": API_VERSION, "kind": "Application", "metadata": metadata, "spec": spec}
 
@@ -190,7 +193,7 @@ def _readme(result: RecipeResult, components: List[ComponentBundle], opts: Deplo
         source = c.repository or "(manifests only)"
         lines.append("| %d | %s | %s | %s | %s | %s | %d |" % (
             c.order, c.name, c.type, source + (" (chart %s)" % c.chart if c.chart else ""), c.version or "-",
-            namespace_of(c), len(c.manifests)))
+            shown_namespace(c), len(c.manifests)))
     if skipped:
         lines += ["", "Nothing to deploy (no chart and no manifests), no Application: %s." % ", ".join(skipped)]
     lines += [
@@ -222,7 +225,8 @@ def render(result: RecipeResult, components: List[ComponentBundle],
         if not sources:
             skipped.append(name)
             continue
-        app = _application(name, opts, sources, namespace_of(c), c.order)
+        namespace = namespace_of(c) if c.namespace or is_chart(c) or c.type == "Kustomize" else ""
+        app = _application(name, opts, sources, namespace, c.order)
         files["applications/%s.yaml" % name] = BundleFile.text(dump_yaml(app))
     parent = _application(opts.app_of_apps_name, opts, [{
         "repoURL": opts.repo_url, "targetRevision": opts.revision, "path": opts.repo_path("applications"),

@@ -39,6 +39,13 @@ HELM_RELEASE_API = "helm.toolkit.fluxcd.io/v2"
 SOURCE_API = "source.toolkit.fluxcd.io/v1"
 KUSTOMIZE_API = "kustomize.toolkit.fluxcd.io/v1"
 HELM_CHART_MEDIA_TYPE = "application/vnd.cncf.helm.chart.content.v1.tar+gzip"
+#: Media types of ``flux push artifact`` (and of ``bundle_publish``): the config and the tar+gzip content layer.
+FLUX_CONFIG_MEDIA_TYPE = "application/vnd.cncf.flux.config.v1+json"
+FLUX_CONTENT_MEDIA_TYPE = "application/vnd.cncf.flux.content.v1.tar+gzip"
+#: The file pointing Flux at the bundle published to a registry (option ``oci_url``); not in kustomization.yaml.
+OCI_SOURCE_FILE = "flux-oci-source.yaml"
+_OCI_DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
+_OCI_TAG = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")
 VALUES_FROM = ("inline", "configmap")
 #: Namespaces never emitted as Namespace objects (they exist; pruning them would be fatal).
 SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
@@ -57,6 +64,10 @@ class DeployerOptions:
     values_from: str = "inline"  # inline | configmap
     retries: int = 3  # install/upgrade remediation retries
     create_namespaces: bool = True  # emit Namespace objects for the target namespaces
+    oci_url: str = ""  # oci://registry/repo the bundle is published to: adds flux-oci-source.yaml
+    oci_ref: str = "latest"  # tag, or sha256:<digest>, of that artifact
+    oci_name: str = "dsxos-bundle"  # name of that OCIRepository and its Flux Kustomization
+    oci_insecure: bool = False  # the registry speaks plain HTTP (OCIRepository spec.insecure)
 
     def validate(self) -> None:
         if not _DNS_LABEL.match(self.flux_namespace):
@@ -71,6 +82,34 @@ class DeployerOptions:
                               value=self.values_from)
         if self.retries < 0:
             raise RenderError("retries must not be negative", field="options.retries", value=self.retries)
+        _validate_oci_options(self)
+
+
+def _validate_oci_options(opts: "DeployerOptions") -> None:
+    if not opts.oci_url:
+        return
+    if not re.match(r"^oci://[^/\s]+/[a-z0-9]+([._/-][a-z0-9]+)*$", opts.oci_url):
+        raise RenderError("oci_url must be oci://<registry>/<repository> (no tag)", field="options.oci_url",
+                          value=opts.oci_url)
+    if not (_OCI_TAG.match(opts.oci_ref) or _OCI_DIGEST.match(opts.oci_ref)):
+        raise RenderError("oci_ref must be a tag or sha256:<64 hex digits>", field="options.oci_ref", value=opts.oci_ref)
+    if not _DNS_LABEL.match(opts.oci_name):
+        raise RenderError("oci_name must be a DNS-1123 label", field="options.oci_name", value=opts.oci_name)
+
+
+def oci_bundle_source(opts: "DeployerOptions") -> List[Dict[str, Any]]:
+    """The ``OCIRepository`` of the published bundle and the Flux ``Kustomization`` applying it (path ``./``)."""
+    ref = {"digest": opts.oci_ref} if _OCI_DIGEST.match(opts.oci_ref) else {"tag": opts.oci_ref}
+    spec: Dict[str, Any] = {"interval": opts.interval, "url": opts.oci_url, "ref": ref,
+                            "layerSelector": {"mediaType": FLUX_CONTENT_MEDIA_TYPE, "operation": "extract"}}
+    if opts.oci_insecure:
+        spec["insecure"] = True
+    source = {"apiVersion": SOURCE_API, "kind": "OCIRepository", "metadata": _meta(opts.oci_name, opts.flux_namespace),
+              "spec": spec}
+    apply = {"apiVersion": KUSTOMIZE_API, "kind": "Kustomization", "metadata": _meta(opts.oci_name, opts.flux_namespace),
+             "spec": {"interval": opts.interval, "timeout": opts.timeout, "path": "./", "prune": True, "wait": True,
+                      "sourceRef": {"kind": "OCIRepository", "name": opts.oci_name, "namespace": opts.flux_namespace}}}
+    return [source, apply]
 
 
 def _meta(name: str, namespace: str) -> Dict[str, Any]:
@@ -253,4 +292,6 @@ def render(result: RecipeResult, components: List[ComponentBundle],
     files["kustomization.yaml"] = BundleFile.text(dump_yaml({
         "apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization", "resources": resources}))
     files["README.md"] = BundleFile.text(_readme(result, ordered, opts, dropped))
+    if opts.oci_url:
+        files[OCI_SOURCE_FILE] = BundleFile.text(dump_yaml_all(oci_bundle_source(opts)))
     return dict(sorted(files.items()))

@@ -10,7 +10,9 @@ Layout (AICR's ``helm`` bundle layout)::
     <component>/values.yaml   Helm values (not for Kustomize components)
     <component>/README.md     install / upgrade / uninstall commands for that component
     <component>/namespace.yaml  Namespace object, only for components that are not Helm charts but carry manifests
-    <component>/manifests/*   rendered manifests, applied with ``kubectl apply -n <ns>`` after the chart
+                              and have a namespace
+    <component>/manifests/*   rendered manifests, applied after the chart with ``kubectl apply -n <ns>``, or
+                              without ``-n`` when the component has no namespace or a manifest declares another
 
 Every value that comes from a recipe is quoted with :func:`shlex.quote` in the scripts.
 """
@@ -20,12 +22,12 @@ import hashlib
 import re
 import shlex
 from dataclasses import dataclass
-from typing import Callable, Dict, List, Optional, Protocol, Tuple, TypeVar
+from typing import Callable, Dict, List, Optional, Protocol, Set, Tuple, TypeVar
 
 from ansible_collections.dsxos.cluster.plugins.module_utils.configure.bundle_writer import BundleFile
 from ansible_collections.dsxos.cluster.plugins.module_utils.configure.errors import RenderError
 from ansible_collections.dsxos.cluster.plugins.module_utils.configure.recipe_model import COMPONENT_TYPES, ComponentBundle, RecipeResult
-from ansible_collections.dsxos.cluster.plugins.module_utils.common.safe_yaml import dump_yaml
+from ansible_collections.dsxos.cluster.plugins.module_utils.common.safe_yaml import dump_yaml, load_yaml_text
 
 NAME = "helm"
 DEFAULT_NAMESPACE = "default"
@@ -93,7 +95,38 @@ def begin_render(options: Optional[OptionsT], default: Callable[[], OptionsT], c
 
 
 def namespace_of(component: ComponentBundle) -> str:
+    """The namespace of a Helm release or Kustomize component (``default`` when it has none)."""
     return component.namespace or DEFAULT_NAMESPACE
+
+
+def declared_namespaces(component: ComponentBundle) -> Set[str]:
+    """The ``metadata.namespace`` values the component's rendered manifests declare themselves."""
+    found: Set[str] = set()
+    for file_name in sorted(component.manifests):
+        docs = load_yaml_text(component.manifests[file_name], source="%s/manifests/%s" % (component.name, file_name),
+                              multi=True, error=RenderError)
+        for doc in docs:
+            meta = doc.get("metadata") if isinstance(doc, dict) else None
+            if isinstance(meta, dict) and isinstance(meta.get("namespace"), str) and meta["namespace"]:
+                found.add(meta["namespace"])
+    return found
+
+
+def shown_namespace(component: ComponentBundle) -> str:
+    """The namespace a README shows: a manifest-only component without one shows where its objects go."""
+    if component.namespace or is_chart(component) or component.type == "Kustomize":
+        return namespace_of(component)
+    return "(as the manifests declare)"
+
+
+def manifest_namespace(component: ComponentBundle) -> str:
+    """The namespace the component's manifests are applied to, or "" for none: a component without a namespace
+    (a manifest-only one whose recipe and registry name none) applies its manifests as they are, and so does one
+    whose manifests declare another namespace (``kubectl apply -n X`` refuses an object of namespace Y)."""
+    ns = component.namespace or (DEFAULT_NAMESPACE if is_chart(component) else "")
+    if not ns or declared_namespaces(component) - {ns}:
+        return ""
+    return ns
 
 
 def oci_chart_ref(component: ComponentBundle) -> str:
@@ -163,9 +196,10 @@ def _install_steps(c: ComponentBundle, opts: DeployerOptions, timeout_expr: str)
         cmd += ["--timeout", timeout_expr]
         steps.append(cmd)
     if c.manifests:
-        if not is_chart(c):
+        manifest_ns = manifest_namespace(c)
+        if not is_chart(c) and c.namespace:
             steps.append(["kubectl", "apply", "-f", "%s/namespace.yaml" % c.name])
-        steps.append(["kubectl", "apply", "-n", ns, "-f", "%s/manifests/" % c.name])
+        steps.append(["kubectl", "apply"] + (["-n", manifest_ns] if manifest_ns else []) + ["-f", "%s/manifests/" % c.name])
     return steps
 
 
@@ -173,7 +207,9 @@ def _uninstall_steps(c: ComponentBundle, opts: DeployerOptions, timeout_expr: st
     ns = namespace_of(c)
     steps: List[List[str]] = []
     if c.manifests:
-        steps.append(["kubectl", "delete", "-n", ns, "-f", "%s/manifests/" % c.name, "--ignore-not-found"])
+        manifest_ns = manifest_namespace(c)
+        steps.append(["kubectl", "delete"] + (["-n", manifest_ns] if manifest_ns else [])
+                     + ["-f", "%s/manifests/" % c.name, "--ignore-not-found"])
     if c.type == "Kustomize":
         steps.append(["kubectl", "delete", "-k", kustomize_target(c), "--ignore-not-found"])
     elif is_chart(c):
@@ -391,7 +427,7 @@ def _readme(result: RecipeResult, components: List[ComponentBundle]) -> str:
     ]
     for idx, c in enumerate(components):
         lines.append("| %d | %s | %s | %s | %s | %s | %d |" % (
-            idx + 1, _md(c.name), _md(c.type), _md(_source_of(c)), _md(c.version), _md(namespace_of(c)),
+            idx + 1, _md(c.name), _md(c.type), _md(_source_of(c)), _md(c.version), _md(shown_namespace(c)),
             len(c.manifests)))
     lines += [
         "",
@@ -420,7 +456,7 @@ def _readme(result: RecipeResult, components: List[ComponentBundle]) -> str:
 
 def _component_readme(c: ComponentBundle, opts: DeployerOptions) -> str:
     timeout = opts.timeout
-    lines = ["# %s" % c.name, "", "- type: %s" % c.type, "- namespace: %s" % namespace_of(c),
+    lines = ["# %s" % c.name, "", "- type: %s" % c.type, "- namespace: %s" % shown_namespace(c),
              "- source: %s" % _source_of(c)]
     if c.version:
         lines.append("- version: %s" % c.version)
@@ -454,8 +490,8 @@ def render(result: RecipeResult, components: List[ComponentBundle],
         for file_name in sorted(c.manifests):
             check_manifest_name(c, file_name)
             files["%s/manifests/%s" % (name, file_name)] = BundleFile.text(c.manifests[file_name])
-        if c.manifests and not is_chart(c):
-            files["%s/namespace.yaml" % name] = BundleFile.text(_namespace_doc(namespace_of(c)))
+        if c.manifests and not is_chart(c) and c.namespace:
+            files["%s/namespace.yaml" % name] = BundleFile.text(_namespace_doc(c.namespace))
     files["README.md"] = BundleFile.text(_readme(result, ordered))
     files["deploy.sh"] = BundleFile.text(_script(
         "Install or upgrade every component of this bundle, in deployment order.", "deploy.sh", ordered, opts,

@@ -29,9 +29,14 @@ from ansible_collections.dsxos.cluster.plugins.module_utils.configure.recipe_mod
     CRITERIA_FIELDS,
     Constraint,
     RecipeResult,
+    SchedulingPaths,
+    render_input,
 )
 from ansible_collections.dsxos.cluster.plugins.module_utils.configure.recipe_resolver import resolve
 from ansible_collections.dsxos.cluster.plugins.module_utils.configure.recipe_store import RecipeStore
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.node_scheduling import scheduling_options
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.value_overrides import (
+    parse_set, plan_overrides, without_components)
 from ansible_collections.dsxos.cluster.plugins.module_utils.configure.snapshot import (
     Snapshot,
     infer_criteria_with_evidence,
@@ -62,6 +67,14 @@ RENDER_SPEC: Dict[str, Any] = dict(
     values_overrides=dict(type="dict", default={}),
     disabled_components=dict(type="list", elements="str", default=[]),
     force=dict(type="bool", default=False),
+    set=dict(type="list", elements="str", default=[]),
+    system_node_selector=dict(type="dict", default={}),
+    system_node_tolerations=dict(type="list", elements="raw"),
+    accelerated_node_selector=dict(type="dict", default={}),
+    accelerated_node_tolerations=dict(type="list", elements="raw"),
+    workload_gate_taint=dict(type="str"),
+    workload_selector=dict(type="dict", default={}),
+    nodes=dict(type="int", default=0),
 )
 CONSTRAINT_SPEC: Dict[str, Any] = dict(
     constraints=dict(type="list", elements="dict", default=[]),
@@ -138,13 +151,28 @@ def render_recipe_bundle(recipe: Mapping[str, Any], dest: str, deployer: str = "
                          recipe_dirs: Sequence[str] = (), include_builtin: bool = True,
                          values_overrides: Optional[Mapping[str, Any]] = None,
                          disabled_components: Sequence[str] = (), force: bool = False,
-                         check_mode: bool = False, want_diff: bool = False) -> Dict[str, Any]:
-    """Render a resolved recipe with one deployer and write it atomically to ``dest``."""
+                         check_mode: bool = False, want_diff: bool = False,
+                         set_values: Sequence[str] = (), scheduling: Optional[Mapping[str, Any]] = None) -> Dict[str, Any]:
+    """Render a resolved recipe with one deployer and write it atomically to ``dest``.
+
+    ``set_values`` are ``component:path=value`` overrides (:mod:`.value_overrides`); ``scheduling`` holds the
+    keyword arguments of :func:`.node_scheduling.scheduling_options` (selectors, tolerations, taint, nodes)."""
     started = time.perf_counter()
-    result = RecipeResult.from_dict(dict(recipe))
+    result = render_input(recipe, values_overrides, disabled_components)
     store = RecipeStore.load(list(recipe_dirs), include_builtin=include_builtin)
-    components = build_component_bundles(store, result, extra_overrides=dict(values_overrides or {}),
-                                         disabled=list(disabled_components))
+    options = scheduling_options(**dict(scheduling or {}))
+    structured = dict(values_overrides or {})
+    paths = {ref.name: SchedulingPaths.from_registry(store.registry.get(ref.name), store.registry_sources.get(ref.name))
+             for ref in result.component_refs}
+    plan = plan_overrides(result, parse_set(set_values), paths, disabled_components, structured)
+    result = without_components(result, list(disabled_components), "disabled_components")
+    result = without_components(result, plan.dropped, "a set <component>:enabled=false override")
+    off = [name for name, extra in structured.items()
+           if isinstance(extra, Mapping) and str(extra.get("enabled", "")).strip().lower() == "false"]
+    result = without_components(result, off, "values_overrides <component>.enabled=false")
+    components = build_component_bundles(store, result, extra_overrides=structured,
+                                         disabled=list(disabled_components), set_overrides=plan.values,
+                                         scheduling=options)
     files = render_bundle(result, components, deployer, dict(deployer_options or {}))
     written = write_bundle(dest, files, check_mode=check_mode, want_diff=want_diff, force=force)
     out: Dict[str, Any] = {
@@ -161,6 +189,9 @@ def render_recipe_bundle(recipe: Mapping[str, Any], dest: str, deployer: str = "
              "manifests": sorted(c.manifests)}
             for c in components
         ],
+        "disabled_components": [ref.name for ref in result.component_refs if not ref.enabled],
+        "warnings": list(result.metadata.get("warnings") or []),
+        "scheduling": options.to_dict(),
         "elapsed_ms": round((time.perf_counter() - started) * 1000.0, 2),
     }
     if want_diff:
@@ -216,7 +247,13 @@ def run_render(args: Mapping[str, Any], check_mode: bool = False, diff: bool = F
     return render_recipe_bundle(
         args["recipe"], args["dest"], args["deployer"], args["deployer_options"], args["recipe_dirs"],
         args["include_builtin"], args["values_overrides"], args["disabled_components"], args["force"],
-        check_mode=check_mode, want_diff=diff)
+        check_mode=check_mode, want_diff=diff, set_values=args.get("set") or [],
+        scheduling={key: args.get(key) for key in SCHEDULING_OPTIONS})
+
+
+#: the ``bundle_render`` options that are :func:`.node_scheduling.scheduling_options` arguments
+SCHEDULING_OPTIONS = ("system_node_selector", "system_node_tolerations", "accelerated_node_selector",
+                      "accelerated_node_tolerations", "workload_gate_taint", "workload_selector", "nodes")
 
 
 def run_constraint_check(args: Mapping[str, Any], check_mode: bool = False, diff: bool = False) -> Dict[str, Any]:
@@ -267,3 +304,57 @@ CLUSTER_SNAPSHOT = EntryPoint(name="cluster_snapshot", doing="reading the cluste
                               spec=CLUSTER_SNAPSHOT_SPEC, run=run_cluster_snapshot)
 BUNDLE_DRIFT = EntryPoint(name="bundle_drift", doing="comparing a bundle with the cluster",
                           spec=BUNDLE_DRIFT_SPEC, run=run_bundle_drift)
+
+
+#: ``bundle_verify``: a bundle directory against its checksums.txt (read-only).
+BUNDLE_VERIFY_SPEC: Dict[str, Any] = dict(
+    bundle=dict(type="path", required=True),
+    fail_on_mismatch=dict(type="bool", default=True),
+)
+#: ``bundle_publish``: a verified bundle pushed to an OCI registry as a Flux artifact.
+BUNDLE_PUBLISH_SPEC: Dict[str, Any] = dict(
+    bundle=dict(type="path", required=True),
+    reference=dict(type="str", required=True),
+    username=dict(type="str"),
+    password=dict(type="str", no_log=True),
+    plain_http=dict(type="bool", default=False),
+    validate_certs=dict(type="bool", default=True),
+    timeout=dict(type="float", default=30.0),
+    source=dict(type="str"),
+    revision=dict(type="str"),
+    created=dict(type="str"),
+    annotations=dict(type="dict", default={}),
+)
+
+
+def run_bundle_verify(params: Mapping[str, Any], check_mode: bool = False, diff: bool = False) -> Dict[str, Any]:
+    """Adapter for the ``bundle_verify`` module: ``ok``, ``missing``/``extra``/``modified``/``unsafe``, ``counts``."""
+    del check_mode, diff  # read-only
+    from ansible_collections.dsxos.cluster.plugins.module_utils.configure.bundle_verify import verify_bundle  # pylint: disable=import-outside-toplevel
+    found = verify_bundle(str(params.get("bundle") or ""))
+    result = found.to_dict()
+    result["changed"] = False
+    result["msg"] = found.summary()
+    if params.get("fail_on_mismatch", True) and not found.ok:
+        result["failed"] = True
+    return result
+
+
+def run_bundle_publish(params: Mapping[str, Any], check_mode: bool = False, diff: bool = False) -> Dict[str, Any]:
+    """Adapter for the ``bundle_publish`` module: verify, build the artifact, push unless the tag holds it already."""
+    del diff
+    from ansible_collections.dsxos.cluster.plugins.module_utils.configure.bundle_publish import (  # pylint: disable=import-outside-toplevel
+        RegistryAccess, publish_bundle)
+    access = RegistryAccess(username=params.get("username") or None, password=params.get("password"),
+                            plain_http=bool(params.get("plain_http")), validate_certs=params.get("validate_certs", True),
+                            timeout=float(params.get("timeout") or 30.0))
+    return publish_bundle(str(params.get("bundle") or ""), params.get("reference"), access, params.get("source"),
+                          params.get("revision"), params.get("created"), params.get("annotations") or {},
+                          check_mode=check_mode)
+
+
+BUNDLE_VERIFY = EntryPoint(name="bundle_verify", doing="verifying a bundle against its checksums",
+                           spec=BUNDLE_VERIFY_SPEC, run=run_bundle_verify)
+BUNDLE_PUBLISH = EntryPoint(name="bundle_publish", doing="publishing a bundle to an OCI registry",
+                            spec=BUNDLE_PUBLISH_SPEC, run=run_bundle_publish,
+                            module_options=dict(required_together=[["username", "password"]]))

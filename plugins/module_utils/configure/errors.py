@@ -56,4 +56,24 @@ class ConstraintError(RecipeError):
 
 
 class RenderError(RecipeError):
-    """A bundle could not be rendered (template error, invalid option)."""
+    """A bundle could not be rendered (template error, invalid option).
+
+    ``column`` (1-based, optional) is the column in ``line`` of the template construct at fault.
+    """
+
+    def __init__(self, message: str, path: Optional[str] = None, field: Optional[str] = None,
+                 value: Any = None, line: Optional[int] = None, column: Optional[int] = None, **fields: Any) -> None:
+        self.column = column
+        super().__init__(message, path=path, field=field, value=value, line=line, **fields)
+
+    def where(self) -> str:
+        text = super().where()
+        if self.column and self.file and self.line:
+            where = "%s:%d" % (self.file, self.line)
+            text = text.replace(where, "%s:%d" % (where, self.column), 1)
+        return text
+
+    def to_dict(self) -> Dict[str, Any]:
+        out = super().to_dict()
+        out["column"] = self.column
+        return out

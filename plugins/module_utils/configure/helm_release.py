@@ -63,7 +63,7 @@ def decode_helm_payload(payload: str | bytes, where: str = "release") -> dict[st
         data = _gunzip_limited(data, where)
     try:
         release = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as err:
+    except (UnicodeDecodeError, ValueError, RecursionError) as err:
         raise HelmReleaseDecodeError(f"{where}: release payload is not JSON: {err}") from err
     if not isinstance(release, dict):
         raise HelmReleaseDecodeError(f"{where}: release payload is a {type(release).__name__}, not an object")

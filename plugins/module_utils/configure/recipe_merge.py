@@ -12,11 +12,16 @@ The rules (see ``docs/recipes.md``):
 * ``overrides`` are merged *deeply* (:func:`deep_merge`).
 
 Nothing here mutates its inputs: specs parsed from files are cached by the
-store and shared between resolutions.
+store and shared between resolutions.  Data is depth-checked where it enters (``safe_yaml`` at load,
+``check_depth`` for options); the walks here still refuse anything deeper than
+:data:`..common.safe_yaml.MAX_DEPTH` with a :class:`RecipeSchemaError` rather than a ``RecursionError``.
 """
 from __future__ import annotations
 
 from typing import Any, Dict, List, Mapping
+
+from ansible_collections.dsxos.cluster.plugins.module_utils.common.safe_yaml import MAX_DEPTH
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.errors import RecipeSchemaError
 
 #: Component fields replaced by the overlay when the overlay value is non-empty.
 SCALAR_FIELDS = ("type", "source", "chart", "version", "namespace", "path", "tag", "valuesFile")
@@ -26,16 +31,24 @@ REPLACED_LIST_FIELDS = ("dependencyRefs", "patches", "expectedResources")
 APPENDED_LIST_FIELDS = ("manifestFiles",)
 
 
-def copy_data(value: Any) -> Any:
+def _too_deep() -> RecipeSchemaError:
+    return RecipeSchemaError("data nested deeper than %d levels; refused" % MAX_DEPTH, field="overrides")
+
+
+def copy_data(value: Any, depth: int = 0) -> Any:
     """Copy plain YAML data (dicts, lists, scalars); faster than ``copy.deepcopy``."""
     if isinstance(value, dict):
-        return {k: copy_data(v) for k, v in value.items()}
+        if depth >= MAX_DEPTH:
+            raise _too_deep()
+        return {k: copy_data(v, depth + 1) for k, v in value.items()}
     if isinstance(value, list):
-        return [copy_data(v) for v in value]
+        if depth >= MAX_DEPTH:
+            raise _too_deep()
+        return [copy_data(v, depth + 1) for v in value]
     return value
 
 
-def deep_merge(base: Any, overlay: Any) -> Any:
+def deep_merge(base: Any, overlay: Any, depth: int = 0) -> Any:
     """Return ``overlay`` merged onto ``base`` as new data.
 
     Maps merge recursively; lists and scalars in ``overlay`` replace; an explicit
@@ -43,14 +56,16 @@ def deep_merge(base: Any, overlay: Any) -> Any:
     Helm ``key: null`` reaches the chart).  Neither input is modified.
     """
     if isinstance(base, dict) and isinstance(overlay, dict):
-        out = {k: copy_data(v) for k, v in base.items()}
+        if depth >= MAX_DEPTH:
+            raise _too_deep()
+        out = {k: copy_data(v, depth + 1) for k, v in base.items()}
         for key, value in overlay.items():
             if key in out and isinstance(out[key], dict) and isinstance(value, dict):
-                out[key] = deep_merge(out[key], value)
+                out[key] = deep_merge(out[key], value, depth + 1)
             else:
-                out[key] = copy_data(value)
+                out[key] = copy_data(value, depth + 1)
         return out
-    return copy_data(overlay)
+    return copy_data(overlay, depth)
 
 
 def merge_component_ref(base: Mapping[str, Any], overlay: Mapping[str, Any]) -> Dict[str, Any]:

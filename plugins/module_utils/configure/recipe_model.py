@@ -13,8 +13,12 @@ bundle, ``set_stats``).  Field names of the serialized form follow AICR's
 from __future__ import annotations
 
 import copy
+import re
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
+
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.errors import RecipeSchemaError
+from ansible_collections.dsxos.cluster.plugins.module_utils.common.safe_yaml import check_depth
 
 API_VERSION = "aicr.nvidia.com/v1alpha1"
 ACCEPTED_API_VERSIONS = ("aicr.nvidia.com/v1alpha1", "aicr.run/v1beta1", "aicr.run/v1alpha1")
@@ -33,6 +37,159 @@ CRITERIA_VALUES: Dict[str, tuple] = {
 }
 
 COMPONENT_TYPES = ("Helm", "Kustomize")
+
+# ------------------------------------------------------------------------------------------- validation
+#: Component names are Helm release names (and file/folder names of a bundle, arguments of ``deploy.sh``):
+#: a DNS-1123 label of at most 53 characters (Helm's release-name limit): lowercase letters, digits and ``-``,
+#: starting and ending with a letter or digit (so never ``-set``, never ``../x``).
+COMPONENT_NAME_MAX = 53
+_COMPONENT_NAME_RE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+_REF_STRING_FIELDS = ("type", "source", "chart", "version", "namespace", "path", "tag", "valuesFile")
+
+
+def validate_component_name(name: Any, path: Optional[str] = None, field: str = "name") -> str:
+    """Return ``name`` when it is a valid component name (see :data:`COMPONENT_NAME_MAX`), else raise
+    :class:`RecipeSchemaError` naming ``path`` (the file), ``field`` and the value."""
+    if not isinstance(name, str) or not name:
+        raise RecipeSchemaError("component name must be a non-empty string", path=path, field=field, value=name)
+    if len(name) > COMPONENT_NAME_MAX or not _COMPONENT_NAME_RE.match(name):
+        raise RecipeSchemaError("invalid component name: it must be a DNS-1123 label of at most %d characters "
+                                "(lowercase letters, digits and '-', starting and ending with a letter or digit), "
+                                "as Helm release names" % COMPONENT_NAME_MAX, path=path, field=field, value=name)
+    return name
+
+
+def _field(prefix: str, rest: str) -> str:
+    return "%s.%s" % (prefix, rest) if prefix else rest
+
+
+def _list_of(value: Any, path: Optional[str], where: str, kind: type = str) -> List[Any]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise RecipeSchemaError("%s must be a list" % where, path=path, field=where, value=value)
+    for pos, item in enumerate(value):
+        if not isinstance(item, kind) or (kind is str and not item):
+            raise RecipeSchemaError("%s[%d] must be a %s" % (where, pos, "non-empty string" if kind is str else "mapping"),
+                                    path=path, field="%s[%d]" % (where, pos), value=item)
+    return value
+
+
+def _mapping(value: Any, path: Optional[str], where: str) -> Dict[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise RecipeSchemaError("%s must be a mapping" % where, path=path, field=where, value=value)
+    return value
+
+
+def _check_constraint_items(items: Any, path: Optional[str], where: str) -> None:
+    for pos, item in enumerate(_list_of(items, path, where, dict)):
+        if not isinstance(item.get("name"), str) or not item["name"].strip():
+            raise RecipeSchemaError("%s[%d] has no name" % (where, pos), path=path, field="%s[%d].name" % (where, pos),
+                                    value=item.get("name"))
+        if item.get("value") is None or isinstance(item["value"], (dict, list)):
+            raise RecipeSchemaError("constraint %s needs a scalar value" % item["name"], path=path,
+                                    field="%s[%s].value" % (where, item["name"]), value=item.get("value"))
+
+
+def _check_result_ref(ref: Dict[str, Any], pos: int, path: Optional[str], prefix: str) -> str:
+    name = validate_component_name(ref.get("name"), path, _field(prefix, "componentRefs[%d].name" % pos))
+    where = _field(prefix, "componentRefs[%s]" % name)
+    for key in _REF_STRING_FIELDS:
+        value = ref.get(key)
+        if value is not None and not isinstance(value, str) and not (
+                key == "version" and isinstance(value, (int, float)) and not isinstance(value, bool)):
+            raise RecipeSchemaError("%s.%s must be a string" % (where, key), path=path, field="%s.%s" % (where, key),
+                                    value=value)
+    if ref.get("type") not in (None, "") and ref["type"] not in COMPONENT_TYPES:
+        raise RecipeSchemaError("%s.type must be one of %s" % (where, ", ".join(COMPONENT_TYPES)), path=path,
+                                field="%s.type" % where, value=ref["type"])
+    _mapping(ref.get("overrides"), path, "%s.overrides" % where)
+    _list_of(ref.get("manifestFiles"), path, "%s.manifestFiles" % where)
+    _list_of(ref.get("dependencyRefs"), path, "%s.dependencyRefs" % where)
+    for key in ("patches", "expectedResources"):
+        if ref.get(key) is not None and not isinstance(ref[key], list):
+            raise RecipeSchemaError("%s.%s must be a list" % (where, key), path=path, field="%s.%s" % (where, key),
+                                    value=ref[key])
+    if "enabled" in ref and not isinstance(ref["enabled"], bool):
+        raise RecipeSchemaError("%s.enabled must be true or false" % where, path=path, field="%s.enabled" % where,
+                                value=ref["enabled"])
+    return name
+
+
+def validate_result_dict(data: Any, path: Optional[str] = None, prefix: str = "recipe") -> Dict[str, Any]:
+    """Check a serialized :class:`RecipeResult` (the ``recipe`` option of bundle_render/constraint_check, a bundle's
+    ``recipe.yaml``) with the messages the recipe store uses for overlay files: components need a valid name
+    (:func:`validate_component_name`) and appear once, ``deploymentOrder`` names only components of
+    ``componentRefs`` (each once), list fields are lists, nothing nests deeper than ``safe_yaml.MAX_DEPTH``.
+    Errors name ``path`` (the file, if any) and the field (``prefix`` first: the option name)."""
+    if not isinstance(data, dict):
+        raise RecipeSchemaError("a recipe must be a mapping (a RecipeResult, as recipe_resolve returns it)",
+                                path=path, field=prefix or "(document)", value=type(data).__name__)
+    check_depth(data, source=path, field=prefix or None, error=RecipeSchemaError)
+    criteria = _mapping(data.get("criteria"), path, _field(prefix, "criteria"))
+    nodes = criteria.get("nodes")
+    if nodes not in (None, "") and (isinstance(nodes, bool) or not str(nodes).strip().isdigit()):
+        raise RecipeSchemaError("criteria.nodes must be a non-negative integer", path=path,
+                                field=_field(prefix, "criteria.nodes"), value=nodes)
+    names: List[str] = []
+    for pos, ref in enumerate(_list_of(data.get("componentRefs"), path, _field(prefix, "componentRefs"), dict)):
+        name = _check_result_ref(ref, pos, path, prefix)
+        if name in names:
+            raise RecipeSchemaError("componentRefs lists %r twice" % name, path=path,
+                                    field=_field(prefix, "componentRefs[%s]" % name), value=name)
+        names.append(name)
+    known = set(names)
+    order_field = _field(prefix, "deploymentOrder")
+    seen = set()
+    for pos, name in enumerate(_list_of(data.get("deploymentOrder"), path, order_field)):
+        if name not in known:
+            raise RecipeSchemaError("deploymentOrder names %r, which is not in componentRefs (known: %s)"
+                                    % (name, ", ".join(names) or "none"), path=path,
+                                    field="%s[%d]" % (order_field, pos), value=name)
+        if name in seen:
+            raise RecipeSchemaError("deploymentOrder lists %r twice" % name, path=path,
+                                    field="%s[%d]" % (order_field, pos), value=name)
+        seen.add(name)
+    _check_constraint_items(data.get("constraints"), path, _field(prefix, "constraints"))
+    for phase, body in _mapping(data.get("validation"), path, _field(prefix, "validation")).items():
+        where = _field(prefix, "validation.%s" % phase)
+        body = _mapping(body, path, where)
+        _list_of(body.get("checks"), path, where + ".checks")
+        _check_constraint_items(body.get("constraints"), path, where + ".constraints")
+    _list_of(data.get("appliedOverlays"), path, _field(prefix, "appliedOverlays"))
+    _mapping(data.get("metadata"), path, _field(prefix, "metadata"))
+    return data
+
+
+def _switched_off(value: Any) -> bool:
+    return value is False or (isinstance(value, str) and value.strip().lower() == "false")
+
+
+def require_components(result: "RecipeResult", path: Optional[str] = None, field: str = "recipe",
+                       disabled: Any = ()) -> "RecipeResult":
+    """Refuse a recipe with no enabled component (less ``disabled``) in its deployment order: rendering it would
+    replace a bundle with an empty one."""
+    enabled = {ref.name for ref in result.component_refs if ref.enabled} - set(disabled or ())
+    if not any(name in enabled for name in result.deployment_order):
+        raise RecipeSchemaError("the recipe has no enabled component in its deploymentOrder; refusing to render an empty "
+                                "bundle (resolve the recipe with recipe_resolve, or check its componentRefs)",
+                                path=path, field=field, value=len(result.component_refs))
+    return result
+
+
+def render_input(recipe: Any, values_overrides: Any = None, disabled: Any = ()) -> "RecipeResult":
+    """The ``recipe`` option of bundle_render as a validated :class:`RecipeResult` (:func:`validate_result_dict`),
+    after checking that ``values_overrides`` is a mapping nested at most ``safe_yaml.MAX_DEPTH`` levels and that
+    some component is left to render once ``disabled`` and ``values_overrides.<name>.enabled: false`` are applied
+    (:func:`require_components`)."""
+    overrides = _mapping(values_overrides, None, "values_overrides")
+    check_depth(overrides, field="values_overrides", error=RecipeSchemaError)
+    result = RecipeResult.from_dict(recipe)
+    off = set(disabled or ())
+    off.update(name for name, extra in overrides.items() if isinstance(extra, dict) and _switched_off(extra.get("enabled")))
+    return require_components(result, disabled=off)
 
 
 @dataclass
@@ -212,7 +369,10 @@ class RecipeResult:
         }
 
     @classmethod
-    def from_dict(cls, data: Dict[str, Any]) -> "RecipeResult":
+    def from_dict(cls, data: Dict[str, Any], path: Optional[str] = None, prefix: str = "recipe") -> "RecipeResult":
+        """Build from the serialized form, validated first (:func:`validate_result_dict`; ``path``/``prefix`` name
+        the file or option in errors)."""
+        validate_result_dict(data, path, prefix)
         return cls(
             criteria=Criteria.from_dict(data.get("criteria")),
             applied_overlays=[str(x) for x in data.get("appliedOverlays") or []],
@@ -262,3 +422,79 @@ class ComponentBundle:
             "dependencyRefs": list(self.dependency_refs),
             "kustomizePath": self.kustomize_path, "kustomizeTag": self.kustomize_tag,
         }
+
+
+#: ``nodeScheduling`` keys of a registry entry: (section, key) -> attribute of :class:`SchedulingPaths`
+SCHEDULING_PATH_KEYS = (
+    ("system", "nodeSelectorPaths", "system_node_selector"),
+    ("system", "tolerationPaths", "system_tolerations"),
+    ("accelerated", "nodeSelectorPaths", "accelerated_node_selector"),
+    ("accelerated", "tolerationPaths", "accelerated_tolerations"),
+    ("accelerated", "taintStrPaths", "workload_gate_taint"),
+)
+
+
+@dataclass
+class SchedulingPaths:
+    """Where one component's Helm values receive the bundle's scheduling options (AICR registry fields).
+
+    ``nodeScheduling.{system,accelerated}.{nodeSelectorPaths,tolerationPaths}``, ``nodeScheduling.accelerated.
+    taintStrPaths`` (the workload-gate taint as a ``key=value:Effect`` string), ``nodeScheduling.nodeCountPaths``
+    (the estimated node count) and ``podScheduling.workload.workloadSelectorPaths`` (the workload selector).
+    Paths are dot-separated keys into the values.  ``override_keys`` are the registry's ``valueOverrideKeys``:
+    other names a ``set`` override may use for the component.
+    """
+
+    system_node_selector: List[str] = field(default_factory=list)
+    system_tolerations: List[str] = field(default_factory=list)
+    accelerated_node_selector: List[str] = field(default_factory=list)
+    accelerated_tolerations: List[str] = field(default_factory=list)
+    workload_gate_taint: List[str] = field(default_factory=list)
+    node_count: List[str] = field(default_factory=list)
+    workload_selector: List[str] = field(default_factory=list)
+    override_keys: List[str] = field(default_factory=list)
+
+    def all_paths(self) -> List[str]:
+        """Every selector/toleration/workload-selector path (the ones a recipe may opt out of)."""
+        return (self.system_node_selector + self.system_tolerations + self.accelerated_node_selector
+                + self.accelerated_tolerations + self.workload_selector)
+
+    @classmethod
+    def from_registry(cls, entry: Optional[Dict[str, Any]], path: Optional[str] = None) -> "SchedulingPaths":
+        """Read the scheduling fields of one registry entry (``None``: no entry); bad shapes name file and field."""
+        entry = entry or {}
+        name = entry.get("name", "?")
+        out = cls()
+
+        def mapping(value: Any, where: str) -> Dict[str, Any]:
+            if value is None:
+                return {}
+            if not isinstance(value, dict):
+                raise RecipeSchemaError("must be a mapping", path=path, field="components[%s].%s" % (name, where), value=value)
+            return value
+
+        def paths(value: Any, where: str) -> List[str]:
+            if value is None:
+                return []
+            where = "components[%s].%s" % (name, where)
+            if not isinstance(value, list):
+                raise RecipeSchemaError("must be a list of dot-separated value paths", path=path, field=where, value=value)
+            for item in value:
+                if not isinstance(item, str) or not item or any(not part for part in item.split(".")):
+                    raise RecipeSchemaError("value path must be a non-empty dot-separated string without empty segments",
+                                            path=path, field=where, value=item)
+            return list(value)
+
+        scheduling = mapping(entry.get("nodeScheduling"), "nodeScheduling")
+        for section, key, attr in SCHEDULING_PATH_KEYS:
+            block = mapping(scheduling.get(section), "nodeScheduling.%s" % section)
+            setattr(out, attr, paths(block.get(key), "nodeScheduling.%s.%s" % (section, key)))
+        out.node_count = paths(scheduling.get("nodeCountPaths"), "nodeScheduling.nodeCountPaths")
+        workload = mapping(mapping(entry.get("podScheduling"), "podScheduling").get("workload"), "podScheduling.workload")
+        out.workload_selector = paths(workload.get("workloadSelectorPaths"), "podScheduling.workload.workloadSelectorPaths")
+        keys = entry.get("valueOverrideKeys")
+        if keys is not None and (not isinstance(keys, list) or not all(isinstance(k, str) and k for k in keys)):
+            raise RecipeSchemaError("must be a list of names", path=path, field="components[%s].valueOverrideKeys" % name,
+                                    value=keys)
+        out.override_keys = list(keys or [])
+        return out

@@ -9,7 +9,8 @@
    parent-first (an overlay without ``spec.base`` inherits from ``base``), skipping
    overlays already applied.  The mixins an overlay names are merged right after it.
 3. Registry defaults fill empty source/chart/version/namespace (Kustomize:
-   source/path/tag); the namespace falls back to the component name.
+   source/path/tag); the namespace falls back to the component name, except for a
+   manifest-only component, which then has no namespace.
 4. Disabled components (``overrides.enabled: false`` or the ``disabled`` argument)
    leave the deployment order; dependencyRefs to them are dropped with a warning.
 """
@@ -150,7 +151,9 @@ def apply_registry_defaults(store: RecipeStore, ref: Dict[str, Any], origin: Opt
             out.chart = name
         out.version = out.version or str(helm.get("defaultVersion") or "")
         namespace = helm.get("defaultNamespace")
-    out.namespace = out.namespace or str(namespace or "") or name
+    manifest_only = kind == "Helm" and not out.source
+    # a manifest-only component without a namespace has none (its manifests name theirs), as in AICR
+    out.namespace = out.namespace or str(namespace or "") or ("" if manifest_only else name)
     if not out.manifest_files and (entry or {}).get("manifestFiles"):
         out.manifest_files = list(entry["manifestFiles"])
     return out

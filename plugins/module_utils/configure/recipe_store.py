@@ -16,6 +16,12 @@ component name (a later entry replaces the earlier entry of the same name).
 Every file referenced by a recipe (``valuesFile``, ``manifestFiles``) goes through
 :meth:`RecipeStore.resolve_path`, which refuses absolute paths, ``..`` escapes and
 symlinks that resolve outside the recipe directory the file was found in.
+
+Every file is read through ``safe_yaml`` (size limit, regular files only, UTF-8, no duplicate keys, nesting
+at most ``safe_yaml.MAX_DEPTH`` levels); component names must be DNS-1123 labels
+(:func:`..recipe_model.validate_component_name`) and constraint expressions must parse
+(:func:`..constraints.parse_constraint`), so a bad overlay is refused when the store is loaded, naming its file
+and field.
 """
 from __future__ import annotations
 
@@ -25,11 +31,12 @@ from dataclasses import dataclass, field as dc_field
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Set, Tuple, Union
 
 from ansible_collections.dsxos.cluster.plugins.module_utils.configure.recipe_criteria import parse_overlay_criteria
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.constraints import parse_constraint, parse_constraint_value
 from ansible_collections.dsxos.cluster.plugins.module_utils.configure.errors import (
-    RecipeLoadError, RecipePathError, RecipeSchemaError)
+    ConstraintError, RecipeLoadError, RecipePathError, RecipeSchemaError)
 from ansible_collections.dsxos.cluster.plugins.module_utils.configure.recipe_model import (
-    ACCEPTED_API_VERSIONS, COMPONENT_TYPES, CRITERIA_FIELDS, Criteria)
-from ansible_collections.dsxos.cluster.plugins.module_utils.common.safe_yaml import MAX_BYTES, load_yaml_file
+    ACCEPTED_API_VERSIONS, COMPONENT_TYPES, CRITERIA_FIELDS, Criteria, validate_component_name)
+from ansible_collections.dsxos.cluster.plugins.module_utils.common.safe_yaml import MAX_BYTES, load_yaml_file, read_regular_file
 
 OVERLAY_KIND = "RecipeMetadata"
 MIXIN_KIND = "RecipeMixin"
@@ -75,7 +82,7 @@ def _check_string_list(value: Any, path: str, where: str) -> None:
         raise RecipeSchemaError("%s must be a list of non-empty strings" % where, path=path, field=where, value=value)
 
 
-def _check_named_list(value: Any, path: str, where: str) -> None:
+def _check_named_list(value: Any, path: str, where: str, components: bool = False) -> None:
     if value is None:
         return
     if not isinstance(value, list):
@@ -85,10 +92,26 @@ def _check_named_list(value: Any, path: str, where: str) -> None:
         if not isinstance(item, dict) or not isinstance(item.get("name"), str) or not item.get("name"):
             raise RecipeSchemaError("%s[%d] must be a mapping with a non-empty string name" % (where, pos),
                                     path=path, field="%s[%d]" % (where, pos), value=item)
+        if components:
+            validate_component_name(item["name"], path, "%s[%d].name" % (where, pos))
         if item["name"] in seen:
             raise RecipeSchemaError("%s lists %r twice" % (where, item["name"]), path=path,
                                     field="%s[%s]" % (where, item["name"]), value=item["name"])
         seen.add(item["name"])
+
+
+def _check_constraints(value: Any, path: str, where: str, names: bool = True) -> None:
+    """Every constraint of a list (already a named list) has a parsable value expression (a known operator) and,
+    with ``names``, a ``{Type}.{Subtype}.{Key}`` name (validation-phase checks have free names)."""
+    for item in value or []:
+        try:
+            if names:
+                parse_constraint(item["name"], item.get("value"))
+            else:
+                parse_constraint_value(item["name"], item.get("value"))
+        except ConstraintError as exc:
+            raise ConstraintError(exc.message, path=path, field="%s[%s].value" % (where, item["name"]),
+                                  value=item.get("value")) from None
 
 
 def _check_component_ref(ref: Dict[str, Any], path: str) -> None:
@@ -126,7 +149,8 @@ def check_spec(spec: Any, path: str) -> Dict[str, Any]:
         if "value" not in item:
             raise RecipeSchemaError("constraint %r has no value" % item["name"], path=path,
                                     field="spec.constraints[%s].value" % item["name"], value=None)
-    _check_named_list(spec.get("componentRefs"), path, "spec.componentRefs")
+    _check_constraints(spec.get("constraints"), path, "spec.constraints")
+    _check_named_list(spec.get("componentRefs"), path, "spec.componentRefs", components=True)
     for ref in spec.get("componentRefs") or []:
         _check_component_ref(ref, path)
     validation = spec.get("validation")
@@ -141,6 +165,7 @@ def check_spec(spec: Any, path: str) -> Dict[str, Any]:
             if body:
                 _check_string_list(body.get("checks"), path, "spec.validation.%s.checks" % phase)
                 _check_named_list(body.get("constraints"), path, "spec.validation.%s.constraints" % phase)
+                _check_constraints(body.get("constraints"), path, "spec.validation.%s.constraints" % phase, names=False)
     _check_string_list(spec.get("mixins"), path, "spec.mixins")
     if spec.get("base") is not None and not isinstance(spec["base"], str):
         raise RecipeSchemaError("spec.base must be a string (an overlay name)", path=path, field="spec.base",
@@ -288,8 +313,11 @@ class RecipeStore:
     def _load_registry(self) -> None:
         for recipe_dir in self.dirs:
             path = os.path.join(recipe_dir, REGISTRY_FILE)
-            if not os.path.isfile(path):
+            if not os.path.lexists(path):
                 continue
+            if not _is_within(os.path.realpath(path), os.path.realpath(recipe_dir)):
+                raise RecipePathError("registry.yaml is a symlink resolving outside its recipe directory", path=path,
+                                      field=REGISTRY_FILE, value=os.path.realpath(path))
             data = load_yaml_file(path, error=RecipeLoadError)
             if not isinstance(data, dict):
                 raise RecipeSchemaError("registry must be a YAML mapping", path=path, field="(document)",
@@ -301,7 +329,7 @@ class RecipeStore:
                 raise RecipeSchemaError("unsupported apiVersion; accepted: %s" % ", ".join(ACCEPTED_API_VERSIONS),
                                         path=path, field="apiVersion", value=data.get("apiVersion"))
             components = data.get("components") or []
-            _check_named_list(components, path, "components")
+            _check_named_list(components, path, "components", components=True)
             for entry in components:
                 for section in ("helm", "kustomize"):
                     if entry.get(section) is not None and not isinstance(entry[section], dict):
@@ -320,7 +348,7 @@ class RecipeStore:
         cached = self._paths.get(relpath)
         if cached is not None:
             return cached
-        if not isinstance(relpath, str) or not relpath.strip():
+        if not isinstance(relpath, str) or not relpath.strip() or "\0" in relpath:
             raise RecipePathError("path must be a non-empty relative path", path=origin, field=field_name, value=relpath)
         if relpath.startswith(("/", "\\", "~")) or os.path.isabs(relpath) or (len(relpath) > 1 and relpath[1] == ":"):
             raise RecipePathError("absolute paths are refused; use a path relative to the recipe directory",
@@ -366,14 +394,18 @@ class RecipeStore:
         text = self._texts.get(real)
         if text is None:
             try:
-                if os.path.getsize(real) > MAX_BYTES:
-                    raise RecipeLoadError("file is over the %d byte limit; refused" % MAX_BYTES, path=real)
-                with open(real, "rb") as handle:
-                    text = handle.read().decode("utf-8")
+                raw = read_regular_file(real, MAX_BYTES)
             except OSError as exc:
                 raise RecipeLoadError("cannot read file: %s" % exc.strerror, path=real) from None
+            if raw is None:
+                raise RecipeLoadError("not a regular file; refused", path=real, field=field, value=relpath)
+            if len(raw) > MAX_BYTES:
+                raise RecipeLoadError("file is over the %d byte limit; refused" % MAX_BYTES, path=real, field=field,
+                                      value=relpath)
+            try:
+                text = raw.decode("utf-8")
             except UnicodeDecodeError:
-                raise RecipeLoadError("file is not UTF-8 text", path=real) from None
+                raise RecipeLoadError("file is not UTF-8 text", path=real, field=field, value=relpath) from None
             self._texts[real] = text
         return text
 

@@ -6,6 +6,10 @@
 A value is masked when its key (or any key above it) looks like a secret (password, token, secret, apiKey,
 privateKey, credentials, auth...) or when the value itself is a PEM block. Masked values that differ are shown as
 ``<masked>`` against ``<masked: differs>``, so the diff still says *that* a secret changed, never what it is.
+
+Both documents are checked once on entry (:func:`values_diff`): a mapping (or nothing), nested at most
+``safe_yaml.MAX_DEPTH`` levels (cluster data such as a Helm release's ``config`` never went through a YAML
+load), so the recursive walks below never hit Python's recursion limit.
 """
 from __future__ import annotations
 
@@ -13,7 +17,8 @@ import difflib
 import re
 from typing import Any, Mapping, Optional
 
-from ansible_collections.dsxos.cluster.plugins.module_utils.common.safe_yaml import dump_yaml
+from ansible_collections.dsxos.cluster.plugins.module_utils.common.safe_yaml import check_depth, dump_yaml
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.errors import RecipeSchemaError
 
 MASK = "<masked>"
 MASK_DIFFERS = "<masked: differs>"
@@ -72,13 +77,16 @@ def mask_pair(expected: Any, actual: Any, secret: bool = False) -> tuple[Any, An
     return expected, actual
 
 
-def normalize_values(values: Any) -> dict[str, Any]:
-    """``None`` (an empty values file, Helm's ``config: null``) -> ``{}``; a mapping -> a plain dict."""
+def normalize_values(values: Any, label: Optional[str] = None) -> dict[str, Any]:
+    """``None`` (an empty values file, Helm's ``config: null``) -> ``{}``; a mapping -> a plain dict.
+
+    Anything else is a :class:`RecipeSchemaError` naming ``label`` (where the values came from)."""
     if values is None:
         return {}
     if isinstance(values, Mapping):
         return {str(k): v for k, v in values.items()}
-    raise TypeError(f"Helm values must be a mapping, got {type(values).__name__}")
+    raise RecipeSchemaError(f"Helm values must be a mapping, got {type(values).__name__}", field=label or "values",
+                            value=type(values).__name__)
 
 
 def _sorted(value: Any) -> Any:
@@ -91,7 +99,8 @@ def _sorted(value: Any) -> Any:
 
 def values_diff(expected: Any, actual: Any, from_label: str = "bundle", to_label: str = "cluster") -> Optional[str]:
     """Unified diff of the two value documents as YAML (secrets masked); None when they are equal."""
-    left, right = normalize_values(expected), normalize_values(actual)
+    left = check_depth(normalize_values(expected, from_label), field=from_label, error=RecipeSchemaError)
+    right = check_depth(normalize_values(actual, to_label), field=to_label, error=RecipeSchemaError)
     if left == right:
         return None
     masked_left, masked_right = mask_pair(_sorted(left), _sorted(right))

@@ -5,14 +5,26 @@
 
 Two JSON shapes are understood:
 
-* DCGM 3.x: ``{"DCGM GPU Diagnostic": {"test_categories": [{"category", "tests": [{"name",
-  "results": [{"gpu_ids": "0" | "0,1,...", "status": "Pass", "warnings": [{"warning",
-  "error_id"}], "info": [...]}]}]}], "version": ...}}`` (older releases write bare strings in
-  ``warnings`` and upper-case statuses; ``null`` entries occur in ``tests``).
+* DCGM 3.x (``dcgmi/Diag.cpp``): ``{"DCGM GPU Diagnostic": {"test_categories": [{"category", "tests":
+  [{"name", "results": [...]}]}]}, "version", "Driver Version Detected", "GPU Device IDs",
+  "GPU Device Serials": {"0": serial}}`` - the version and driver at the top level, not in the
+  diagnostic object.  Categories ``Deployment``, ``Integration``, ``Hardware``, ``Stress``; test names
+  are display names (``Denylist`` ... ``Inforom``, ``PCIe``, ``GPU Memory``, ``Diagnostic``,
+  ``Targeted Stress``, ``Targeted Power``, ``Memory Bandwidth``, ``Memtest``, ``Pulse Test``, ``EUD Test``).
+  A Deployment test has one result ``{"status"}``, plus ``"gpu_id": <int>`` and ``"warnings":
+  [{"warnings": msg, "error_id", "error_category", "error_severity"}]`` when it reports an error (the
+  message key really is ``warnings`` there); a per-GPU result is ``{"gpu_id": "3", "status",
+  "warnings": [{"warning", "error_id", "error_category", "error_severity"}], "info": "text"}``.
+  NVVS's own JSON and older releases write ``"gpu_ids": "0,1,..."``, upper-case statuses, bare strings in
+  ``warnings`` and ``null`` entries in ``tests``; all are accepted.
 * DCGM 4.x: ``{"DCGM Diagnostic": {"test_categories": [... "results": [{"entity_group",
   "entity_group_id", "entity_id", "status", "warnings": [{"warning", "error_id",
   "error_category", "error_severity"}], "info": [...]}], "test_summary": {...}}]},
-  "entity_groups": [...], "metadata": {"version", "Driver Version Detected"}}``.
+  "entity_groups": [{"entity_group", "entity_group_id", "entities": [{"entity_id", "serial_num",
+  "device_id"}]}], "metadata": {"version", "Driver Version Detected"}}``; test names are plugin names
+  (``software``, ``pcie``, ``memory``, ``diagnostic``, ``targeted_stress``, ...).
+* Both write only ``Pass``, ``Fail`` and ``Skip`` (a DCGM warning result is written as ``Fail``);
+  ``runtime_error`` (with ``version``) inside the diagnostic object reports a diagnostic that did not run.
 
 :func:`parse_dcgm_diag` turns either into per-test results ``{test, category, status
 (pass|fail|warn|skip), gpu_ids, failed_gpu_ids, warned_gpu_ids, error_codes, messages, info, entities}``;
@@ -138,7 +150,9 @@ def _parse_result(result: Dict[str, Any]) -> Dict[str, Any]:
     messages: List[str] = []
     for warning in _as_list(result.get("warnings")):
         if isinstance(warning, dict):
-            message = str(warning.get("warning", "")).strip()
+            # dcgmi 3.x writes a Deployment (level one) test's message under "warnings", per-GPU tests under "warning"
+            text = warning.get("warning") if warning.get("warning") is not None else warning.get("warnings")
+            message = str(text if text is not None else "").strip()
             code = warning.get("error_id")
             entry: Dict[str, Any] = {"message": message}
             if isinstance(code, int) and not isinstance(code, bool):

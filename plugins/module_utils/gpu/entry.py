@@ -6,7 +6,8 @@
 AnsiballZ ships and imports this file on each host once per task, so it imports only ``gpu`` and ``common``
 (see ``tests/unit/test_architecture.py``).
 
-* :data:`GPU_HEALTH`: NVML readings (live or recorded) and DCGM diagnostics judged against a health policy.
+* :data:`GPU_HEALTH`: NVML readings (live or recorded), XIDs from the kernel log and DCGM diagnostics judged against a
+  health policy.
 """
 from __future__ import annotations
 
@@ -17,6 +18,9 @@ from ansible_collections.dsxos.cluster.plugins.module_utils.common.entry import 
 from ansible_collections.dsxos.cluster.plugins.module_utils.gpu.dcgm_run import dcgm_report
 from ansible_collections.dsxos.cluster.plugins.module_utils.gpu.errors import GpuError
 from ansible_collections.dsxos.cluster.plugins.module_utils.gpu.health_checks import STATUS_RANK, evaluate, validate_policy
+from ansible_collections.dsxos.cluster.plugins.module_utils.gpu.kernel_log import (
+    DEFAULT_SINCE, SOURCES, attach_to_reading, parse_since, read_kernel_log,
+)
 from ansible_collections.dsxos.cluster.plugins.module_utils.gpu.nvml_reader import import_pynvml, read_gpus
 from ansible_collections.dsxos.cluster.plugins.module_utils.gpu.nvml_recording import RecordedNvml
 
@@ -38,6 +42,9 @@ GPU_HEALTH_SPEC: Dict[str, Any] = dict(
     dcgmi_path=dict(type="path"),
     dcgm_recorded_output=dict(type="path"),
     fail_on=dict(type="str", default="never", choices=["never", "warn", "fail"]),
+    kernel_log=dict(type="str", default="auto", choices=list(SOURCES)),
+    kernel_log_since=dict(type="str", default=DEFAULT_SINCE),
+    kernel_log_file=dict(type="path"),
 )
 _FAIL_RANK = {"never": 99, "warn": 1, "fail": 2}
 
@@ -56,7 +63,13 @@ def run_gpu_health(params: Mapping[str, Any], check_mode: bool = False, diff: bo
     else:
         nvml = import_pynvml()
         host = _host()
+    since = parse_since(params["kernel_log_since"])
     readings = read_gpus(nvml, host=host, xid_window_s=params["xid_window_s"])
+    source = params["kernel_log"]
+    if params["recorded_readings"] and not params["kernel_log_file"] and source == "auto":
+        source = "off"  # offline triage: this host's kernel log is not the recorded host's
+    if source != "off" or params["kernel_log_file"]:
+        attach_to_reading(readings, read_kernel_log(source, since=since, log_file=params["kernel_log_file"]))
     level = params["dcgm_level"]
     report = None
     if level:
@@ -67,6 +80,9 @@ def run_gpu_health(params: Mapping[str, Any], check_mode: bool = False, diff: bo
     if params["return_readings"]:
         result["readings"] = readings
     result["changed"] = False
+    log = readings.get("kernel_log") or {}
+    if log.get("status") == "unavailable":
+        result["warnings"] = [str(log.get("message"))]
     if STATUS_RANK[result["verdict"]] >= _FAIL_RANK[params["fail_on"]]:
         result.update(failed=True, msg="GPU health %s on %s: %s" % (result["verdict"], result["host"],
                                                                     "; ".join(result["reasons"][:5])))

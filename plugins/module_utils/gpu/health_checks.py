@@ -331,14 +331,31 @@ def _check_nvlink(c: _Checks, gpu: Mapping[str, Any], label: str, policy: Mappin
         c.add("nvlink", "ok", "%s: %d NVLinks active, no significant errors" % (label, len(active)), value=value)
 
 
-def _check_xids(c: _Checks, xids: List[int], label: str, policy: Mapping[str, Any]) -> None:
-    if not xids:
+def _check_xids(c: _Checks, xids: List[int], label: str, policy: Mapping[str, Any],
+                kernel: Optional[List[Mapping[str, Any]]] = None) -> None:
+    """One check per XID code seen by NVML (``xids``) or in the kernel log (``kernel`` records, see :mod:`kernel_log`).
+
+    An XID that NVML delivered during the listening window is also in the kernel log, so a code's count is the larger
+    of the two counts, not their sum.
+    """
+    kernel = list(kernel or [])
+    logged: Dict[int, List[Mapping[str, Any]]] = {}
+    for record in kernel:
+        code = record.get("xid")
+        if isinstance(code, int) and not isinstance(code, bool):
+            logged.setdefault(code, []).append(record)
+    if not xids and not logged:
         c.add("xid", "ok", "%s: no XID events seen" % label)
         return
-    for code in sorted(set(xids)):
+    for code in sorted(set(xids) | set(logged)):
         entry = lookup_xid(code)
-        seen = xids.count(code)
-        text = "%s: XID %d %s (%s)%s" % (label, code, entry.mnemonic, entry.name, " x%d" % seen if seen > 1 else "")
+        records = logged.get(code, [])
+        seen = max(xids.count(code), len(records))
+        stamps = sorted(str(r["timestamp"]) for r in records if r.get("timestamp"))
+        where = ""
+        if records:
+            where = ", in the kernel log" + (" (last %s)" % stamps[-1] if stamps else "")
+        text = "%s: XID %d %s (%s)%s%s" % (label, code, entry.mnemonic, entry.name, " x%d" % seen if seen > 1 else "", where)
         if condemns_node(entry):
             status = "fail"
         elif entry.application_class:
@@ -349,7 +366,26 @@ def _check_xids(c: _Checks, xids: List[int], label: str, policy: Mapping[str, An
             status = "warn"
         hint = "Application-class XID: debug the workload; the node stays in service." if entry.application_class else (
             "If it recurs: %s." % entry.follow_up.replace("_", " ") if entry.follow_up != "none" else "")
-        c.add("xid_%d" % code, status, text, entry.action, hint, fault=entry.to_dict(), count=seen)
+        extra: Dict[str, Any] = {}
+        if records:
+            sources = (["nvml"] if code in xids else []) + ["kernel_log"]
+            extra = {"sources": sources, "first_seen": stamps[0] if stamps else None, "last_seen": stamps[-1] if stamps else None,
+                     "pci_bus_ids": sorted({str(r.get("pci_bus_id")) for r in records if r.get("pci_bus_id")})}
+        c.add("xid_%d" % code, status, text, entry.action, hint, fault=entry.to_dict(), count=seen, **extra)
+
+
+def _check_kernel_log(c: _Checks, readings: Mapping[str, Any]) -> None:
+    log = readings.get("kernel_log")
+    if not isinstance(log, Mapping) or log.get("status") in (None, "off"):
+        return
+    host = readings.get("host", "localhost")
+    if log.get("status") == "ok":
+        c.add("kernel_log", "ok", "%s: kernel log read (%s, %s line(s), %s XID record(s)%s)" % (
+            host, log.get("source"), log.get("lines", 0), log.get("xid_count", 0),
+            ", since %s" % log["since"] if log.get("since") else ", this boot"), value=log.get("source"))
+    else:
+        c.add("kernel_log", "ok", "%s: %s (XIDs from before the listening window are not known)" % (host, log.get("message")),
+              hint="Run gpu_health with become: true, or set kernel_log: off to skip the kernel log.", value=log.get("status"))
 
 
 def _worse(a: str, b: str) -> str:
@@ -370,7 +406,7 @@ def _evaluate_gpu(gpu: Mapping[str, Any], policy: Mapping[str, Any]) -> List[Dic
         _check_row_remap(c, gpu, label)
         _check_pcie(c, gpu, label, policy)
         _check_nvlink(c, gpu, label, policy)
-    _check_xids(c, list(gpu.get("xids") or []), label, policy)
+    _check_xids(c, list(gpu.get("xids") or []), label, policy, list(gpu.get("kernel_xids") or []))
     return c.items
 
 
@@ -397,8 +433,12 @@ def _evaluate_host(readings: Mapping[str, Any], expected_count: Optional[int], p
         c.add("gpu_count", "ok", "%s: %d of %d expected GPUs present" % (host, count, expected_count),
               value=count, expected=expected_count)
     stray = [e.get("xid") for e in readings.get("xid_events") or [] if isinstance(e.get("xid"), int)]
-    if stray:
-        _check_xids(c, stray, "%s (GPU unknown)" % host, policy)
+    logged = [e for e in readings.get("kernel_xid_events") or [] if isinstance(e, Mapping)]
+    if stray or logged:
+        buses = sorted({str(e.get("pci_bus_id")) for e in logged if e.get("pci_bus_id")})
+        where = "%s (GPU unknown%s)" % (host, ": " + ", ".join(buses) if buses else "")
+        _check_xids(c, stray, where, policy, logged)
+    _check_kernel_log(c, readings)
     return c.items
 
 

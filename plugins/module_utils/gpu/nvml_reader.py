@@ -24,7 +24,7 @@ from ansible_collections.dsxos.cluster.plugins.module_utils.gpu.errors import Gp
 
 READINGS_FORMAT = "dsxos.cluster/gpu-readings/v1"
 
-# NVML return codes (nvmlReturn_t), as in nvml.h / pynvml.
+# NVML return codes (nvmlReturn_t), as in nvml.h / pynvml (tests compare them with the installed pynvml).
 NVML_SUCCESS = 0
 NVML_ERROR_UNINITIALIZED = 1
 NVML_ERROR_INVALID_ARGUMENT = 2
@@ -43,12 +43,31 @@ NVML_ERROR_NAMES: Dict[int, str] = {
     NVML_ERROR_INVALID_ARGUMENT: "NVML_ERROR_INVALID_ARGUMENT",
     NVML_ERROR_NOT_SUPPORTED: "NVML_ERROR_NOT_SUPPORTED",
     NVML_ERROR_NO_PERMISSION: "NVML_ERROR_NO_PERMISSION",
+    5: "NVML_ERROR_ALREADY_INITIALIZED",
     NVML_ERROR_NOT_FOUND: "NVML_ERROR_NOT_FOUND",
+    7: "NVML_ERROR_INSUFFICIENT_SIZE",
+    8: "NVML_ERROR_INSUFFICIENT_POWER",
     NVML_ERROR_DRIVER_NOT_LOADED: "NVML_ERROR_DRIVER_NOT_LOADED",
     NVML_ERROR_TIMEOUT: "NVML_ERROR_TIMEOUT",
+    11: "NVML_ERROR_IRQ_ISSUE",
     NVML_ERROR_LIBRARY_NOT_FOUND: "NVML_ERROR_LIBRARY_NOT_FOUND",
     NVML_ERROR_FUNCTION_NOT_FOUND: "NVML_ERROR_FUNCTION_NOT_FOUND",
+    14: "NVML_ERROR_CORRUPTED_INFOROM",
     NVML_ERROR_GPU_IS_LOST: "NVML_ERROR_GPU_IS_LOST",
+    16: "NVML_ERROR_RESET_REQUIRED",
+    17: "NVML_ERROR_OPERATING_SYSTEM",
+    18: "NVML_ERROR_LIB_RM_VERSION_MISMATCH",
+    19: "NVML_ERROR_IN_USE",
+    20: "NVML_ERROR_MEMORY",
+    21: "NVML_ERROR_NO_DATA",
+    22: "NVML_ERROR_VGPU_ECC_NOT_SUPPORTED",
+    23: "NVML_ERROR_INSUFFICIENT_RESOURCES",
+    24: "NVML_ERROR_FREQ_NOT_SUPPORTED",
+    25: "NVML_ERROR_ARGUMENT_VERSION_MISMATCH",
+    26: "NVML_ERROR_DEPRECATED",
+    27: "NVML_ERROR_NOT_READY",
+    28: "NVML_ERROR_GPU_NOT_FOUND",
+    29: "NVML_ERROR_INVALID_STATE",
     NVML_ERROR_UNKNOWN: "NVML_ERROR_UNKNOWN",
 }
 NVML_ERROR_CODES: Dict[str, int] = {name: code for code, name in NVML_ERROR_NAMES.items()}
@@ -66,8 +85,12 @@ NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS = 0
 NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR = 1
 NVML_FEATURE_ENABLED = 1
 NVML_EVENT_TYPE_XID_CRITICAL_ERROR = 0x8
-NVML_NVLINK_MAX_LINKS = 18  # NVLink 4/5 GPUs have at most 18 links per GPU
+#: nvml.h's NVML_NVLINK_MAX_LINKS (36 in current pynvml, 18 in older releases). The reader asks the NVML module for its
+#: own value first, so an older pynvml (18) or a newer one works unchanged; links that do not exist answer
+#: INVALID_ARGUMENT or NOT_SUPPORTED and are skipped.
+NVML_NVLINK_MAX_LINKS = 36
 
+#: nvmlNvLinkErrorCounter_t: NVML_NVLINK_ERROR_DL_REPLAY, _DL_RECOVERY, _DL_CRC_FLIT, _DL_CRC_DATA.
 NVLINK_ERROR_COUNTERS = (("replay", 0), ("recovery", 1), ("crc_flit", 2), ("crc_data", 3))
 
 #: nvmlClocksEventReason* bits (formerly nvmlClocksThrottleReason*) -> name used in readings.
@@ -81,7 +104,34 @@ CLOCK_EVENT_REASONS = (
     (0x40, "hw_thermal_slowdown"),
     (0x80, "hw_power_brake_slowdown"),
     (0x100, "display_clock_setting"),
+    (0x200, "board_limit"),     # nvmlClocksThrottleReasonBoardLimit (only in the older *ThrottleReason* names)
+    (0x400, "reliability"),     # nvmlClocksThrottleReasonReliability (idem)
 )
+
+#: The dcgm-exporter field (``../shared/reference/dcgm-exporter``) that carries the same value as a reading key, with
+#: the unit difference where there is one (tests check every name against the exporter's CSV lists).
+DCGM_EXPORTER_FIELDS: Dict[str, str] = {
+    "temperature_c": "DCGM_FI_DEV_GPU_TEMP",
+    "power_w": "DCGM_FI_DEV_POWER_USAGE",               # W in both (NVML itself answers milliwatts)
+    "clocks_sm_mhz": "DCGM_FI_DEV_SM_CLOCK",
+    "clocks_mem_mhz": "DCGM_FI_DEV_MEM_CLOCK",
+    "ecc_volatile_sbe": "DCGM_FI_DEV_ECC_SBE_VOL_TOTAL",
+    "ecc_volatile_dbe": "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL",
+    "ecc_aggregate_sbe": "DCGM_FI_DEV_ECC_SBE_AGG_TOTAL",
+    "ecc_aggregate_dbe": "DCGM_FI_DEV_ECC_DBE_AGG_TOTAL",
+    "retired_pages_sbe": "DCGM_FI_DEV_RETIRED_SBE",
+    "retired_pages_dbe": "DCGM_FI_DEV_RETIRED_DBE",
+    "retired_pages_pending": "DCGM_FI_DEV_RETIRED_PENDING",
+    "remapped_rows.correctable": "DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS",
+    "remapped_rows.uncorrectable": "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS",
+    "remapped_rows.failure": "DCGM_FI_DEV_ROW_REMAP_FAILURE",
+    "pcie_replay_count": "DCGM_FI_DEV_PCIE_REPLAY_COUNTER",
+    "nvlink.crc_flit": "DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL",   # summed over links by the exporter
+    "nvlink.crc_data": "DCGM_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_TOTAL",
+    "nvlink.replay": "DCGM_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL",
+    "nvlink.recovery": "DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL",
+    "xids": "DCGM_FI_DEV_XID_ERRORS",                   # the exporter keeps only the last XID value
+}
 
 #: Per-GPU keys read with one NVML call each (the names used in ``unsupported`` and ``errors``).
 GPU_FIELDS = (
@@ -184,7 +234,10 @@ class _Reader:
 def _read_nvlinks(reader: _Reader, gpu: Dict[str, Any], handle: Any) -> None:
     nvml = reader.nvml
     links: List[Dict[str, Any]] = []
-    for link in range(NVML_NVLINK_MAX_LINKS):
+    max_links = getattr(nvml, "NVML_NVLINK_MAX_LINKS", NVML_NVLINK_MAX_LINKS)
+    if isinstance(max_links, bool) or not isinstance(max_links, int) or max_links <= 0:
+        max_links = NVML_NVLINK_MAX_LINKS
+    for link in range(max_links):
         try:
             state = nvml.nvmlDeviceGetNvLinkState(handle, link)
         except AttributeError:
