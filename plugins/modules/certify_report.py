@@ -57,6 +57,17 @@ options:
       - Letters, digits, C(.), C(_) and C(-) only.
     type: str
     default: certify-report
+  rewrite:
+    description:
+      - V(outcome) keeps the report already in O(dest_dir) (the report of record, with its timings and measurements)
+        when this run reached the same outcome (the result, every category status, every node's verdict and category
+        statuses) and every requested file is there, so a rerun that certifies the same thing changes nothing;
+        the summary returned is then the kept report's. The JSON file is the record it compares with, so without
+        V(json) in O(formats) every run rewrites.
+      - V(always) writes this run's report every time (new timings and measurements make it C(changed)).
+    type: str
+    choices: [outcome, always]
+    default: outcome
   configmap:
     description: Also store the JSON and Markdown report in this ConfigMap (the namespace must exist).
     type: dict
@@ -134,6 +145,10 @@ files:
   returned: when O(dest_dir) is set
   type: dict
   sample: {json: /srv/reports/certify-report.json, junit: /srv/reports/certify-report.xml}
+kept_report_of_record:
+  description: True when O(rewrite=outcome) kept the existing report because this run reached the same outcome.
+  returned: always
+  type: bool
 changed_files:
   description: Files that were written (or would be, in check mode) because their content differed.
   returned: when O(dest_dir) is set

@@ -79,6 +79,14 @@ options:
     description: Validity of the certification in seconds (C(dsxos.io/certification-valid-until) = certified-at + this).
     type: int
     default: 604800
+  renew_fraction:
+    description:
+      - A node that already carries the same outcome (verdict label and every category's status) keeps its
+        certification of record (certified-at, valid-until, reasons) while more than this share of O(valid_for_s)
+        is left on it, so a rerun that certifies the same thing relabels nothing. When less is left, the run renews it.
+      - V(0) relabels on every run (a new certified-at each time).
+    type: float
+    default: 0.5
   ignore_missing:
     description: Do not fail when a node to label does not exist in the cluster.
     type: bool

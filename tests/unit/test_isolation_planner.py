@@ -8,6 +8,8 @@ import json
 import random
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from ansible_collections.dsxos.cluster.plugins.module_utils.certify.isolation_planner import (
     EXCLUDED, FAILED, FAULTY, HEALTHY, INCOMPLETE, INCONCLUSIVE, PASSED, IsolationConfig, IsolationError,
@@ -86,11 +88,14 @@ def test_single_slow_node_is_condemned_after_confirmation_with_different_partner
     assert planner.result() == FAILED
     assert statuses(planner) == {FAULTY: {"gpu013"}, HEALTHY: set(names) - {"gpu013"}}
     evidence = planner.verdicts()["gpu013"].evidence
-    assert len(evidence) == 3  # isolating failure + 2 confirmations
+    assert len(evidence) == IsolationConfig().min_evidence  # one failed test per round, each with only gpu013 unproven
     tests = {e["test"]: e["nodes"] for e in planner.trace if e["event"] == "plan"}
-    partners = [set(tests[t]) - {"gpu013"} for t in evidence]
-    assert all(p and not p & q for i, p in enumerate(partners) for q in partners[i + 1:])
-    assert planner.rounds <= 5
+    verified = set(names) - {"gpu013"}
+    assert all(set(tests[t]) - {"gpu013"} <= verified for t in evidence)
+    retests = [set(tests[t]) - {"gpu013"} for t in evidence if len(tests[t]) == 2]
+    assert len(retests) >= IsolationConfig().confirmations
+    assert all(not p & q for i, p in enumerate(retests) for q in retests[i + 1:])  # different partners each time
+    assert planner.rounds == 6  # screen, three halvings, single, retest
 
 
 def test_two_faults_in_one_domain_dead_and_slow():
@@ -205,7 +210,7 @@ def test_transient_next_to_a_real_fault_needs_more_evidence():
     names, topology, nodes = cluster(32)
     sim = FabricSimulator(names, topology, degraded_nodes={"gpu020": 0.5}, seed=12)
     judge = OutcomeJudge(sim)
-    flaky = {"gpu021": 3}  # screen, its part (with gpu020) and its own isolation test fail
+    flaky = {"gpu021": 7}  # its first seven tests fail: those it shares with gpu020 and its own isolation tests
 
     def runner(test):
         if flaky["gpu021"] and "gpu021" in test.nodes:
@@ -215,6 +220,104 @@ def test_transient_next_to_a_real_fault_needs_more_evidence():
 
     planner = run(IsolationPlanner(nodes), runner)
     evidence = [e for e in planner.trace if e["event"] == "evidence"]
-    assert {e["node"] for e in evidence} == {"gpu020", "gpu021"}  # both were suspects at some point
+    assert {e["node"] for e in evidence} == {"gpu020", "gpu021"}  # both were retested as suspects
     assert statuses(planner)[FAULTY] == {"gpu020"}
     assert planner.verdicts()["gpu021"].status == HEALTHY
+    # the failures gpu021 shared with gpu020 are no evidence against it: it never reached min_evidence
+    assert max(e["count"] for e in evidence if e["node"] == "gpu021") < IsolationConfig().min_evidence
+    assert any(e["event"] == "cleared" and e["node"] == "gpu021" for e in planner.trace)
+
+
+def test_binary_splitting_halves_a_failing_group_each_round():
+    names, topology, nodes = cluster(16, domain_size=16)
+    sim = FabricSimulator(names, topology, dead_nodes=["gpu011"], seed=13)
+    planner = run(IsolationPlanner(nodes), sim_runner(sim))
+    plans = [e for e in planner.trace if e["event"] == "plan"]
+    sizes = {}
+    for entry in plans:
+        sizes.setdefault(int(entry["test"][1:].split("-")[0]), []).append(len(entry["nodes"]))
+    assert sizes[1] == [16] and sizes[2] == [8, 8] and sizes[3] == [4, 4] and sizes[4] == [2, 2]
+    assert sizes[5] == [2, 2]  # the two last candidates, each with a known-good partner
+    assert statuses(planner)[FAULTY] == {"gpu011"} and planner.tests_planned == 1 + 2 + 2 + 2 + 2 + 1
+
+
+def test_screening_merges_groups_on_large_clusters_only():
+    names, topology, nodes = cluster(128, domain_size=16)  # 8 domains: screened in pairs
+    first = IsolationPlanner(nodes).plan_round().tests
+    assert [len(t.nodes) for t in first] == [32] * 4
+    assert all(len({topology[n] for n in t.nodes}) == 2 for t in first)
+    assert [len(t.nodes) for t in IsolationPlanner(nodes, IsolationConfig(screen_size=None)).plan_round().tests] == [16] * 8
+    small = cluster(48, domain_size=16)[2]  # 3 groups: one test per group
+    assert [len(t.nodes) for t in IsolationPlanner(small).plan_round().tests] == [16] * 3
+    with pytest.raises(IsolationError, match="screen_size"):
+        IsolationConfig(screen_size=0).validate()
+    with pytest.raises(IsolationError, match="min_evidence"):
+        IsolationConfig(min_evidence=1, confirmations=2).validate()
+
+
+def test_link_inside_a_screened_pair_is_retested_in_parallel_with_disjoint_nodes():
+    names, topology, nodes = cluster(128, domain_size=16)
+    sim = FabricSimulator(names, topology, link_faults={("leaf02", "leaf03"): 0.4}, seed=14)
+    planner = run(IsolationPlanner(nodes), sim_runner(sim))
+    links = planner.link_faults()
+    assert [(l.domains, l.status) for l in links] == [(("leaf02", "leaf03"), FAULTY)]
+    assert planner.rounds <= 4 and statuses(planner) == {HEALTHY: set(names)}
+    plans = {e["test"]: e for e in planner.trace if e["event"] == "plan"}
+    retests = [plans[t]["nodes"] for t in links[0].evidence if plans[t]["purpose"] == "confirm"]
+    rounds = {plans[t]["test"].split("-")[0] for t in links[0].evidence if plans[t]["purpose"] == "confirm"}
+    assert len(retests) >= 2 and len(rounds) == 1  # several retests in one round
+    assert all(not set(a) & set(b) for i, a in enumerate(retests) for b in retests[i + 1:])
+    assert len(links[0].evidence) >= IsolationConfig().min_evidence
+
+
+def test_link_between_far_domains_is_found_in_few_rounds():
+    names, topology, nodes = cluster(256, domain_size=16)
+    for seed, pair in ((15, ("leaf01", "leaf12")), (16, ("leaf04", "leaf09"))):
+        sim = FabricSimulator(names, topology, link_faults={pair: 0.3}, seed=seed)
+        planner = run(IsolationPlanner(nodes), sim_runner(sim))
+        assert [(l.domains, l.status) for l in planner.link_faults()] == [(pair, FAULTY)]
+        assert planner.rounds <= 6 and planner.result() == FAILED
+
+
+CLUSTER = cluster(64, domain_size=16)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_property_finds_exactly_the_faulty_nodes_and_links_without_transients(data):
+    names, topology, nodes = CLUSTER
+    domains = sorted(set(topology.values()))
+    count = data.draw(st.integers(0, 3))
+    with_link = data.draw(st.booleans()) and count < 3
+    faulty = data.draw(st.lists(st.sampled_from(names), min_size=count, max_size=count, unique=True))
+    kinds = data.draw(st.lists(st.sampled_from(("slow", "dead", "corrupt")), min_size=count, max_size=count))
+    links = {}
+    if with_link:
+        pair = tuple(sorted(data.draw(st.lists(st.sampled_from(domains), min_size=2, max_size=2, unique=True))))
+        links[pair] = 0.4
+    sim = FabricSimulator(names, topology, degraded_nodes={n: 0.4 for n, k in zip(faulty, kinds) if k == "slow"},
+                          dead_nodes=[n for n, k in zip(faulty, kinds) if k == "dead"],
+                          corrupt_nodes=[n for n, k in zip(faulty, kinds) if k == "corrupt"], link_faults=links,
+                          seed=data.draw(st.integers(0, 1000)))
+    planner = run(IsolationPlanner(nodes), sim_runner(sim))
+    assert statuses(planner).get(FAULTY, set()) == set(faulty)
+    found = {l.domains for l in planner.link_faults() if l.status == FAULTY}
+    if faulty and links:
+        # a link whose endpoints hold a faulty node can only be seen once that node is out; it is never condemned
+        # wrongly, but it may stay unresolved
+        assert found <= set(links)
+    else:
+        assert found == set(links)
+    assert planner.result() == (FAILED if faulty or found else PASSED)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(0, 10 ** 6), st.integers(0, 2))
+def test_property_transients_never_condemn_a_healthy_node_with_the_default_retest_budget(seed, count):
+    """At 10 % transients (twice the benchmark's worst rate) nobody healthy is condemned (chance 64 x 0.1 ** 6 per run)."""
+    names, topology, nodes = CLUSTER
+    faulty = random.Random(seed).sample(names, count)
+    sim = FabricSimulator(names, topology, dead_nodes=faulty, transient_rate=0.1, seed=seed)
+    planner = run(IsolationPlanner(nodes), sim_runner(sim), max_rounds=IsolationConfig().max_rounds)
+    assert statuses(planner).get(FAULTY, set()) <= set(faulty)
+    assert not [l for l in planner.link_faults() if l.status == FAULTY]

@@ -23,13 +23,14 @@ from ansible_collections.dsxos.cluster.plugins.module_utils.certify.errors impor
 from ansible_collections.dsxos.cluster.plugins.module_utils.certify.nccl_rounds import SCALES, CertifyNode, certify_nccl, nodes_from_params, validate_config
 from ansible_collections.dsxos.cluster.plugins.module_utils.certify.nccl_thresholds import load_thresholds_file
 from ansible_collections.dsxos.cluster.plugins.module_utils.certify.node_certification import (
-    CATEGORIES, DEFAULT_VALID_FOR_S, aggregate_certification, certification_summary, epoch_seconds, label_nodes, label_requests,
+    CATEGORIES, DEFAULT_RENEW_FRACTION, DEFAULT_VALID_FOR_S, CertificationError, aggregate_certification, certification_summary, epoch_seconds, label_nodes, label_requests,
     validate_input,
 )
 from ansible_collections.dsxos.cluster.plugins.module_utils.certify.report_model import CertifyReportError, build_report, summarize
 from ansible_collections.dsxos.cluster.plugins.module_utils.certify.report_render import FORMATS, render_formats
 from ansible_collections.dsxos.cluster.plugins.module_utils.certify.report_storage import (
-    DEFAULT_BASENAME, DEFAULT_COMPRESS_ABOVE_BYTES, configmap_payload, store_configmap, validate_basename, write_report_files,
+    DEFAULT_BASENAME, DEFAULT_COMPRESS_ABOVE_BYTES, REWRITE_CHOICES, configmap_payload, report_of_record, store_configmap,
+    validate_basename, write_report_files,
 )
 from ansible_collections.dsxos.cluster.plugins.module_utils.certify.runner_hosts import REFUSED_PREFIX, HostsRunner, refuse_invalid_hosts, validate_hosts_launch
 from ansible_collections.dsxos.cluster.plugins.module_utils.certify.runner_kubernetes import (
@@ -176,6 +177,7 @@ CERTIFY_REPORT_SPEC.update(
     dest_dir={"type": "path"},
     formats={"type": "list", "elements": "str", "choices": list(FORMATS), "default": list(FORMATS)},
     basename={"type": "str", "default": DEFAULT_BASENAME},
+    rewrite={"type": "str", "choices": list(REWRITE_CHOICES), "default": "outcome"},
     configmap={"type": "dict", "options": {
         "namespace": {"type": "str", "required": True},
         "name": {"type": "str", "required": True},
@@ -197,10 +199,16 @@ def run_certify_report(params: Mapping[str, Any], check_mode: bool = False, diff
     if configmap:  # names are checked before anything is rendered, written or sent
         namespace = validate_namespace(configmap.get("namespace"), "configmap.namespace")
         name = validate_subdomain(configmap.get("name"), "configmap.name")
-    wanted = list(dict.fromkeys(formats + (["json", "markdown"] if configmap else [])))
+    kept = None
+    if dest_dir and params.get("rewrite", "outcome") == "outcome":
+        kept = report_of_record(str(dest_dir), report, list(dict.fromkeys(formats + ["json"])), basename)
+    if kept is not None:  # same outcome as the report of record: keep it (its timings and measurements) as it is
+        report = kept
+    wanted = list(dict.fromkeys(formats + ["json"] + (["markdown"] if configmap else [])))
     rendered = render_formats(report, wanted)
     result: Dict[str, Any] = {"changed": False, "summary": summarize(report), "result": report["result"],
-                              "warnings_in_report": list(report["warnings"]), "files": {}, "changed_files": []}
+                              "warnings_in_report": list(report["warnings"]), "files": {}, "changed_files": [],
+                              "kept_report_of_record": kept is not None}
     if report["warnings"]:
         result["warnings"] = ["certify report: %s" % w for w in report["warnings"][:20]]
     if dest_dir:
@@ -244,6 +252,7 @@ NODE_CERTIFICATION_SPEC.update({
     "label": {"type": "bool", "default": False},
     "certified_at": {"type": "int"},
     "valid_for_s": {"type": "int", "default": DEFAULT_VALID_FOR_S},
+    "renew_fraction": {"type": "float", "default": DEFAULT_RENEW_FRACTION},
     "ignore_missing": {"type": "bool", "default": False},
 })
 
@@ -268,9 +277,12 @@ def run_node_certification(params: Mapping[str, Any], check_mode: bool = False, 
         finished = epoch_seconds(data.finished)
         certified_at = int(finished) if finished is not None else None
     requests = label_requests(report["nodes"], certified_at, params.get("valid_for_s", DEFAULT_VALID_FOR_S))
+    renew_fraction = params.get("renew_fraction", DEFAULT_RENEW_FRACTION)
+    if renew_fraction is None or not 0.0 <= float(renew_fraction) <= 1.0:
+        raise CertificationError("renew_fraction must be between 0 and 1", field="renew_fraction", value=renew_fraction)
     try:
         with client_from_params(params) as client:
-            labelled = label_nodes(client, requests, check_mode=check_mode)
+            labelled = label_nodes(client, requests, check_mode=check_mode, renew_fraction=renew_fraction)
     except K8sError as err:
         out.update(failed=True, msg=str(err), error=err.to_dict())
         return out

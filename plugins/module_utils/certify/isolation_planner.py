@@ -399,8 +399,7 @@ class IsolationPlanner:
             for code, (ids, _clean) in sorted(self._link_isolated().items()):
                 if code in self._link_condemned:
                     continue
-                nodes = tuple(sorted({n for tid in ids for n in self._tests[tid].test.nodes}, key=natural_key))
-                out.append(LinkFault(self._pair_names(code), nodes, tuple(ids), "suspect"))
+                out.append(LinkFault(self._pair_names(code), self._link_nodes(code, ids), tuple(ids), "suspect"))
         return out
 
     def result(self) -> str:
@@ -577,6 +576,12 @@ class IsolationPlanner:
             out[pairs[0]] = (ids, clean + (1 if rec.suspect_link == pairs[0] else 0))
         return out
 
+    def _link_nodes(self, code: int, ids: Sequence[str]) -> Tuple[str, ...]:
+        """The nodes of the two domains of ``code`` that took part in the failed tests ``ids``."""
+        ends = divmod(code, self._ndom)
+        return tuple(sorted({n for tid in ids for n in self._tests[tid].test.nodes if self._dom[n] in ends},
+                            key=natural_key))
+
     def _judge_suspects(self) -> None:
         """Condemn every node and link with ``min_evidence`` isolated failures, ``confirmations`` of them
         planned as retests against known-good partners."""
@@ -594,7 +599,7 @@ class IsolationPlanner:
         for code, (ids, clean) in sorted(self._link_isolated().items()):
             if code in self._link_condemned or len(ids) < needed or clean < retests:
                 continue
-            nodes_all = tuple(sorted({n for tid in ids for n in self._tests[tid].test.nodes}, key=natural_key))
+            nodes_all = self._link_nodes(code, ids)
             self._link_condemned[code] = (nodes_all, tuple(ids))
             self._log("link-condemned", domains=list(self._pair_names(code)), nodes=list(nodes_all), tests=list(ids),
                       reason="faulty link between %s and %s: %d failed tests with only this pair unverified, %d of them "
@@ -707,13 +712,20 @@ class IsolationPlanner:
                     unserved += 1
         if self.config.cross_domain:
             searched: List[Any] = []
-            for _count, _seq, tid, cands_p in pair_work:
+            # Narrow each failed test's candidates by the other failed tests, then search first the candidate sets
+            # that most failed tests share: a faulty link fails every test that holds it, a transient only one.
+            targets = []
+            for count, seq, tid, cands_p in pair_work:
                 target = cands_p
                 for _count2, _seq2, other_id, other in pair_work:
                     if other_id != tid:
                         common = _intersect(target, other)
                         if common and len(common) < len(target):
                             target = common
+                support = sum(1 for w in pair_work if w[2] == tid or _overlaps(target, w[3]))
+                targets.append((-support, len(target), count, seq, tid, target))
+            targets.sort(key=lambda t: t[:5])
+            for _support, _size, _count, _seq, tid, target in targets:
                 if any(_overlaps(target, done) for done in searched):
                     continue
                 if self._plan_pair_search(tid, target, busy, tests):

@@ -43,6 +43,8 @@ from ansible_collections.dsxos.cluster.plugins.module_utils.certify.errors impor
 from ansible_collections.dsxos.cluster.plugins.module_utils.certify.report_model import build_report
 
 LABEL_VERDICT = "dsxos.io/certification"
+#: A rerun with the same outcome relabels a node only when less than this share of its validity is left.
+DEFAULT_RENEW_FRACTION = 0.5
 LABEL_CERTIFIED_AT = "dsxos.io/certified-at"
 LABEL_VALID_UNTIL = "dsxos.io/certification-valid-until"
 ANNOTATION_REASON = "dsxos.io/certification-reason"
@@ -558,8 +560,50 @@ def _read_node(client: KubeApi, name: str) -> Dict[str, Any]:
     return json.loads(resp.data)
 
 
-def plan_labels(node: Mapping[str, Any], request: LabelRequest) -> Optional[Dict[str, Any]]:
-    """The metadata patch that brings ``node`` to ``request``, or None when it already matches."""
+def _statuses(reasons: Any) -> Dict[str, Any]:
+    if not isinstance(reasons, Mapping):
+        return {}
+    return {c: (e or {}).get("status") if isinstance(e, Mapping) else None for c, e in reasons.items()}
+
+
+def _int_label(labels: Mapping[str, Any], key: str) -> Optional[int]:
+    try:
+        return int(str(labels.get(key)))
+    except (TypeError, ValueError):
+        return None
+
+
+def still_certified(node: Mapping[str, Any], request: LabelRequest, renew_fraction: float = DEFAULT_RENEW_FRACTION) -> bool:
+    """True when ``node`` already carries ``request``'s outcome and that certification is not due for renewal.
+
+    The same outcome: the verdict label and every category's status in the reason annotation (not the measured
+    figures the reasons quote). Not due: more than ``renew_fraction`` of the requested validity is still left on the
+    node's ``certification-valid-until``. A rerun that certifies the same thing within that window keeps the
+    certification of record (its time, validity and reasons) instead of relabelling every node on every run.
+    """
+    if renew_fraction <= 0:
+        return False
+    meta = node.get("metadata") or {}
+    labels = meta.get("labels") or {}
+    if labels.get(LABEL_VERDICT) != request.verdict:
+        return False
+    valid_until = _int_label(labels, LABEL_VALID_UNTIL)
+    if valid_until is None or _int_label(labels, LABEL_CERTIFIED_AT) is None:
+        return False
+    if valid_until - request.certified_at <= renew_fraction * (request.valid_until - request.certified_at):
+        return False
+    try:
+        current = json.loads((meta.get("annotations") or {}).get(ANNOTATION_REASON) or "null")
+    except ValueError:
+        return False
+    return _statuses(current) == _statuses(request.reasons)
+
+
+def plan_labels(node: Mapping[str, Any], request: LabelRequest, renew_fraction: float = 0.0) -> Optional[Dict[str, Any]]:
+    """The metadata patch that brings ``node`` to ``request``, or None when it already matches (or, with
+    ``renew_fraction`` > 0, when :func:`still_certified` says the node's certification of record stands)."""
+    if still_certified(node, request, renew_fraction):
+        return None
     meta = node.get("metadata") or {}
     labels = meta.get("labels") or {}
     annotations = meta.get("annotations") or {}
@@ -583,7 +627,8 @@ def plan_labels(node: Mapping[str, Any], request: LabelRequest) -> Optional[Dict
     return patch
 
 
-def label_nodes(client: KubeApi, requests: Sequence[LabelRequest], check_mode: bool = False) -> Dict[str, Any]:
+def label_nodes(client: KubeApi, requests: Sequence[LabelRequest], check_mode: bool = False,
+                renew_fraction: float = 0.0) -> Dict[str, Any]:
     """Apply label requests; returns ``{nodes: [...], changed_nodes, missing_nodes, failed_nodes, changed}``.
 
     Only ``metadata.labels`` and ``metadata.annotations`` are patched: never ``spec`` (no cordon, no taint).
@@ -594,7 +639,7 @@ def label_nodes(client: KubeApi, requests: Sequence[LabelRequest], check_mode: b
                                  "status": "ok", "changed": False}
         try:
             node = _read_node(client, request.node)
-            patch = plan_labels(node, request)
+            patch = plan_labels(node, request, renew_fraction)
             if patch is not None:
                 entry.update(status="changed", changed=True, patch=patch)
                 if not check_mode:

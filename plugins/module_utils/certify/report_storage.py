@@ -4,6 +4,8 @@
 """Storing the rendered certification report: files on the controller and a Kubernetes ConfigMap.
 
 :func:`write_report_files` writes ``<basename>.json|.xml|.md|.html`` atomically and only when the content changed;
+:func:`report_of_record` finds the report already written for the same outcome (``rewrite: outcome``: a rerun that
+certifies the same thing leaves the report, and so the run, unchanged);
 :func:`configmap_payload` builds the ConfigMap content (gzip + base64 in ``binaryData`` above a size) and
 :func:`store_configmap` creates or replaces it, leaving an identical one untouched.
 """
@@ -12,10 +14,11 @@ from __future__ import annotations
 import base64
 import gzip
 import hashlib
+import json
 import os
 import re
 import tempfile
-from typing import Any, Dict, Mapping, Optional
+from typing import Any, Dict, Mapping, Optional, Sequence
 
 from ansible_collections.dsxos.cluster.plugins.module_utils.kube.api import KubeApi
 from ansible_collections.dsxos.cluster.plugins.module_utils.certify.report_model import CertifyReportError, SCHEMA_ID
@@ -28,6 +31,8 @@ DEFAULT_BASENAME = "certify-report"
 DEFAULT_COMPRESS_ABOVE_BYTES = 512 * 1024
 #: The API server refuses ConfigMaps above 1 MiB (the whole object); keep room for metadata.
 CONFIGMAP_MAX_BYTES = 1024 * 1024 - 16 * 1024
+#: The most of an existing JSON report read to compare outcomes (a larger one is rewritten, never parsed).
+MAX_RECORD_BYTES = 64 * 1024 * 1024
 _BASENAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 
 
@@ -53,6 +58,42 @@ def _write_atomic(path: str, data: bytes) -> None:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+#: ``rewrite`` choices of the certify_report module: ``outcome`` keeps the report of record while a new run reaches the
+#: same outcome; ``always`` writes every run's report (new timings and measurements each time).
+REWRITE_CHOICES = ("outcome", "always")
+
+
+def report_outcome(report: Mapping[str, Any]) -> Dict[str, Any]:
+    """What a certification decided, without what it measured: the result, the categories' statuses and every node's
+    verdict and category statuses. Two runs with the same outcome certify the same thing."""
+    nodes = report.get("nodes") or {}
+    return {
+        "result": report.get("result"),
+        "categories": {c: (i or {}).get("status") for c, i in (report.get("categories") or {}).items()},
+        "nodes": {n: {"verdict": (v or {}).get("verdict"),
+                      "categories": {c: (e or {}).get("status") for c, e in ((v or {}).get("categories") or {}).items()}}
+                  for n, v in nodes.items()},
+    }
+
+
+def report_of_record(dest_dir: str, report: Mapping[str, Any], formats: Sequence[str],
+                     basename: str = DEFAULT_BASENAME) -> Optional[Dict[str, Any]]:
+    """The report already in ``dest_dir`` when it has every format in ``formats`` and the same outcome as ``report``
+    (see :func:`report_outcome`), else None. A JSON report that cannot be read never counts."""
+    validate_basename(basename)
+    dest = os.path.abspath(os.path.expanduser(dest_dir))
+    if not all(os.path.isfile(os.path.join(dest, basename + EXTENSIONS[f])) for f in formats):
+        return None
+    try:
+        with open(os.path.join(dest, basename + EXTENSIONS["json"]), "rb") as handle:
+            existing = json.loads(handle.read(MAX_RECORD_BYTES + 1).decode("utf-8"))
+    except (OSError, ValueError, UnicodeDecodeError):
+        return None
+    if not isinstance(existing, dict) or report_outcome(existing) != report_outcome(report):
+        return None
+    return existing
 
 
 def write_report_files(dest_dir: str, rendered: Mapping[str, str], basename: str = DEFAULT_BASENAME,

@@ -301,7 +301,7 @@ def _yaml_printable(char: str) -> bool:
     code = ord(char)
     if code in (0x2028, 0x2029):
         return False
-    return char == "\n" or 0x20 <= code <= 0x7E or code == 0x85 or (0xA0 <= code <= 0xD7FF) or \
+    return char == "\n" or 0x20 <= code <= 0x7E or (0xA0 <= code <= 0xD7FF) or \
         (0xE000 <= code <= 0xFFFD and code != 0xFEFF) or 0x10000 <= code <= 0x10FFFF
 
 
