@@ -7,19 +7,25 @@ The work: 25 recipes (the leaf overlays of ``recipes/``, repeated when there are
 (25 ``recipe_resolve``) and rendered with the helm and argocd deployers (50 ``bundle_render``, 50 bundles):
 75 operations.
 
-* ``playbook``: ONE ``ansible-playbook`` run of a generated play doing the 75 operations through the collection's
-  modules (controller-side action plugins), from the installed collection (``.build/installed``, ``make
-  install-private``; ``DSXOS_INSTALLED_COLLECTIONS`` overrides).
+* ``playbook (loop)``: ONE ``ansible-playbook`` run of a generated play doing the 75 operations through the collection's
+  modules (controller-side action plugins) as loop items: 25 ``recipe_resolve`` items, then 50 ``bundle_render``
+  items, from the installed collection (``.build/installed``, ``make install-private``;
+  ``DSXOS_INSTALLED_COLLECTIONS`` overrides).
+* ``playbook (batch)``: ONE ``ansible-playbook`` run with ONE ``bundle_render`` task whose ``bundles`` list holds the
+  50 bundles, each given its criteria (resolved in the task, once per criteria): the same 75 operations.
 * ``processes``: 75 separate ``python -c`` processes, each importing our module_utils and doing ONE operation
   (25 resolve; 50 resolve + render + write, since a render needs the resolved recipe). This is our stand-in for
   a comparable CLI: the upstream ``aicr`` CLI is not available here. Its published anchor is about 2.9 s for the
   75 processes on this machine; the ratio printed is ours / 2.9 s.
-* ``breakdown``: where the time goes. ansible-playbook startup (a run of an empty play), per-module time reported
-  by the modules (``elapsed_ms``) and the rest (task dispatch, templating, callbacks), then a cProfile of the 75
-  operations in one process split into recipe store load, resolve, values/manifests, render, bundle writes and
-  the fsyncs inside them.
+* ``breakdown``: where the time goes. ansible-playbook startup (a run of an empty play: the floor of any playbook),
+  per-module time reported by the modules (``elapsed_ms``) and the rest (task dispatch, templating, callbacks), then a
+  cProfile of the 75 operations in one process split into recipe store load (and the cache's tree signature),
+  resolve, values/manifests, render, bundle writes and the durability pass inside them; then the 50 bundle writes
+  timed with each durability method (``syncfs``: one call per bundle; ``fsync``: every file and directory).
 
-Usage: python bench/configure_playbook_bench.py [--json FILE] [--recipes 25]
+Every figure comes with the machine's load average (the machine is shared; compare runs at similar load).
+
+Usage: python bench/configure_playbook_bench.py [--json FILE] [--recipes 25] [--no-processes] [--repeat N]
 """
 from __future__ import annotations
 
@@ -39,6 +45,7 @@ import conftest  # noqa: E402,F401  # pylint: disable=unused-import,wrong-import
 
 from ansible_collections.dsxos.cluster.plugins.module_utils.configure.entry import (  # noqa: E402
     BUNDLE_RENDER, run_render, run_resolve)
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure import bundle_writer, store_cache  # noqa: E402
 from ansible_collections.dsxos.cluster.plugins.module_utils.configure.recipe_store import RecipeStore  # noqa: E402
 
 ANCHOR_S = 2.9  # published: the upstream aicr CLI, 75 processes, this machine
@@ -71,6 +78,21 @@ PLAY = """
         msg: "RESOLVE_MS={{{{ resolved.results | map(attribute='elapsed_ms') | sum }}}}
               RENDER_MS={{{{ rendered.results | map(attribute='elapsed_ms') | sum }}}}
               BUNDLES={{{{ rendered.results | length }}}}"
+"""
+
+BATCH_PLAY = """
+- name: Configure benchmark, batch form (one task renders {count} recipes x {deployers} deployers)
+  hosts: localhost
+  connection: local
+  gather_facts: false
+  tasks:
+    - name: Render
+      dsxos.cluster.bundle_render:
+        bundles: "{{{{ bench_bundles }}}}"
+      register: rendered
+    - name: Module time
+      ansible.builtin.debug:
+        msg: "RESOLVE_MS=0 RENDER_MS={{{{ rendered.elapsed_ms }}}} BUNDLES={{{{ rendered.bundles | length }}}}"
 """
 
 EMPTY_PLAY = """
@@ -138,15 +160,34 @@ def run_playbook(tmp: str, text: str, extra: dict, collections: str) -> tuple:
     return wall, proc.stdout
 
 
-def bench_playbook(tmp: str, criteria: list, collections: str) -> dict:
+def load() -> float:
+    """The 1-minute load average (the machine is shared: every figure is printed with it)."""
+    return os.getloadavg()[0]
+
+
+def bench_startup(tmp: str, collections: str) -> dict:
+    before = load()
     startup, dummy = run_playbook(tmp, EMPTY_PLAY, {}, collections)
-    extra = {"bench_criteria": criteria, "bench_out": os.path.join(tmp, "pb"),
-             "bench_deployers": [{"name": k, "options": v} for k, v in DEPLOYERS.items()]}
-    wall, out = run_playbook(tmp, PLAY.format(count=len(criteria), deployers=len(DEPLOYERS)), extra, collections)
+    return {"wall_s": startup, "load": (before + load()) / 2}
+
+
+def bench_playbook(tmp: str, criteria: list, collections: str, batch: bool) -> dict:
+    out_dir = os.path.join(tmp, "pb-batch" if batch else "pb-loop")
+    if batch:
+        bundles = [{"criteria": crit, "dest": os.path.join(out_dir, "%d-%s" % (index, name)), "deployer": name,
+                    "deployer_options": options}
+                   for index, crit in enumerate(criteria) for name, options in DEPLOYERS.items()]
+        text, extra = BATCH_PLAY.format(count=len(criteria), deployers=len(DEPLOYERS)), {"bench_bundles": bundles}
+    else:
+        text = PLAY.format(count=len(criteria), deployers=len(DEPLOYERS))
+        extra = {"bench_criteria": criteria, "bench_out": out_dir,
+                 "bench_deployers": [{"name": k, "options": v} for k, v in DEPLOYERS.items()]}
+    before = load()
+    wall, out = run_playbook(tmp, text, extra, collections)
     figures = {}
     for key in ("RESOLVE_MS", "RENDER_MS", "BUNDLES"):
         figures[key] = float(out.split(key + "=", 1)[1].split()[0].strip('",'))
-    return {"wall_s": wall, "startup_s": startup, "resolve_module_s": figures["RESOLVE_MS"] / 1000.0,
+    return {"wall_s": wall, "load": (before + load()) / 2, "resolve_module_s": figures["RESOLVE_MS"] / 1000.0,
             "render_module_s": figures["RENDER_MS"] / 1000.0, "bundles": int(figures["BUNDLES"])}
 
 
@@ -159,6 +200,7 @@ def bench_processes(tmp: str, criteria: list) -> dict:
             commands.append(RENDER_SNIPPET.format(root=root, criteria=json.dumps(crit), deployer=deployer,
                                                   options=json.dumps(options),
                                                   dest=os.path.join(tmp, "proc", "%d-%s" % (index, deployer))))
+    before = load()
     start = time.perf_counter()
     for code in commands:
         subprocess.run([sys.executable, "-c", code], check=True, stdin=subprocess.DEVNULL)
@@ -167,7 +209,8 @@ def bench_processes(tmp: str, criteria: list) -> dict:
     for dummy in range(10):
         subprocess.run([sys.executable, "-c", "pass"], check=True)
     bare = (time.perf_counter() - start) / 10
-    return {"wall_s": wall, "processes": len(commands), "python_startup_s": bare * len(commands)}
+    return {"wall_s": wall, "processes": len(commands), "python_startup_s": bare * len(commands),
+            "load": (before + load()) / 2}
 
 
 def profile_in_process(tmp: str, criteria: list) -> dict:
@@ -181,6 +224,8 @@ def profile_in_process(tmp: str, criteria: list) -> dict:
                 params.update(recipe=recipe, dest=os.path.join(tmp, "prof", "%d-%s" % (index, deployer)), deployer=deployer,
                               deployer_options=options)
                 run_render(params)
+    store_cache.STORES.clear()
+    before = load()
     profiler = cProfile.Profile()
     start = time.perf_counter()
     profiler.enable()
@@ -188,12 +233,16 @@ def profile_in_process(tmp: str, criteria: list) -> dict:
     profiler.disable()
     total = time.perf_counter() - start
     stats = pstats.Stats(profiler)
-    wanted = {"recipe store load": ("recipe_store.py", "load"), "resolve": ("recipe_resolver.py", "resolve"),
+    wanted = {"recipe store load": ("recipe_store.py", "load"),
+              "store cache tree signature (75 checks)": ("store_cache.py", "tree_signature"),
+              "resolve": ("recipe_resolver.py", "resolve"),
               "values + manifests": ("component_values.py", "build_component_bundles"),
               "render (deployers, recipe.yaml, checksums)": ("bundle_render.py", "render_bundle"),
               "write_bundle (scan, compare, write, swap)": ("bundle_writer.py", "write_bundle"),
-              "  of which fsync": ("~", "<built-in method posix.fsync>")}
-    out = {"total_s": total}
+              "  of which durability pass (%s)" % bundle_writer.sync_method(): ("bundle_writer.py", "_make_durable"),
+              "  of which fsync calls (parent dirs after swaps)": ("~", "<built-in method posix.fsync>")}
+    out = {"total_s": total, "load": (before + load()) / 2, "store_loads": store_cache.STORES.loads,
+           "store_hits": store_cache.STORES.hits}
     for label, (filename, func) in wanted.items():
         cum = 0.0
         for (fname, dummy, fn), row in stats.stats.items():  # type: ignore[attr-defined]
@@ -203,37 +252,96 @@ def profile_in_process(tmp: str, criteria: list) -> dict:
     return out
 
 
+def bench_durability(tmp: str, criteria: list, repeat: int) -> dict:
+    """The 50 bundles (rendered once, in check mode) written to fresh destinations with each durability method."""
+    from ansible_collections.dsxos.cluster.plugins.module_utils.configure.bundle_render import render_bundle  # pylint: disable=import-outside-toplevel
+    from ansible_collections.dsxos.cluster.plugins.module_utils.configure.component_values import build_component_bundles  # pylint: disable=import-outside-toplevel
+    from ansible_collections.dsxos.cluster.plugins.module_utils.configure.recipe_model import RecipeResult  # pylint: disable=import-outside-toplevel
+    store = store_cache.cached_store([], include_builtin=True)
+    trees = []
+    for crit in criteria:
+        recipe = run_resolve({"criteria": crit, "recipe_dirs": [], "include_builtin": True,
+                              "disabled_components": [], "snapshot": None, "infer": False})["recipe"]
+        result = RecipeResult.from_dict(recipe)
+        comps = build_component_bundles(store, result)
+        for deployer, options in DEPLOYERS.items():
+            trees.append(render_bundle(result, comps, deployer, options))
+    methods = ["fsync"] + (["auto"] if bundle_writer.sync_method() == "syncfs" else [])
+    out = {"bundles": len(trees), "files": sum(len(t) for t in trees)}
+    saved = bundle_writer.SYNC_METHOD
+    try:
+        for round_index in range(repeat):
+            for method in methods:
+                bundle_writer.SYNC_METHOD = method
+                name = "syncfs" if method == "auto" else method
+                before = load()
+                start = time.perf_counter()
+                for index, files in enumerate(trees):
+                    bundle_writer.write_bundle(os.path.join(tmp, "dur-%s-%d" % (name, round_index), str(index)), files)
+                took = time.perf_counter() - start
+                out.setdefault(name, []).append({"wall_s": took, "load": (before + load()) / 2})
+    finally:
+        bundle_writer.SYNC_METHOD = saved
+    return out
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--recipes", type=int, default=25)
+    parser.add_argument("--repeat", type=int, default=1, help="playbook runs per variant (the best is shown with all)")
+    parser.add_argument("--no-processes", action="store_true", help="skip the 75 python processes (slow)")
     parser.add_argument("--json", help="also write the figures to this file")
     args = parser.parse_args()
     collections = installed()
     criteria = recipes(args.recipes)
+    runs: dict = {"startup": [], "loop": [], "batch": []}
     with tempfile.TemporaryDirectory() as tmp:
-        playbook = bench_playbook(tmp, criteria, collections)
-        processes = bench_processes(tmp, criteria)
+        for dummy in range(args.repeat):
+            runs["startup"].append(bench_startup(tmp, collections))
+            runs["loop"].append(bench_playbook(tmp, criteria, collections, batch=False))
+            runs["batch"].append(bench_playbook(tmp, criteria, collections, batch=True))
+        processes = None if args.no_processes else bench_processes(tmp, criteria)
         profile = profile_in_process(tmp, criteria)
+        durability = bench_durability(tmp, criteria, args.repeat)
+    best = {key: min(values, key=lambda run: run["wall_s"]) for key, values in runs.items()}
     ops = len(criteria) * (1 + len(DEPLOYERS))
-    module_s = playbook["resolve_module_s"] + playbook["render_module_s"]
-    print("Configure: %d recipes x %d deployers = %d bundles, %d operations" % (
-        len(criteria), len(DEPLOYERS), playbook["bundles"], ops))
-    print("  one ansible-playbook run          %6.2f s   (%.2f x the 2.9 s anchor)" % (playbook["wall_s"], playbook["wall_s"] / ANCHOR_S))
-    print("  %d python -c processes            %6.2f s   (%.2f x the 2.9 s anchor)" % (
-        processes["processes"], processes["wall_s"], processes["wall_s"] / ANCHOR_S))
-    print("  upstream aicr CLI, 75 processes    %6.2f s   (published anchor, not measured here)" % ANCHOR_S)
+    startup = best["startup"]["wall_s"]
+
+    def fmt(run: dict) -> str:
+        return "%6.2f s  %5.2f x the %.1f s anchor   (load %.1f)" % (run["wall_s"], run["wall_s"] / ANCHOR_S, ANCHOR_S, run["load"])
+
+    print("Configure: %d recipes x %d deployers = %d bundles, %d operations (load average now %s)" % (
+        len(criteria), len(DEPLOYERS), best["loop"]["bundles"], ops, " ".join("%.2f" % v for v in os.getloadavg())))
+    print("  one ansible-playbook run, loop items        " + fmt(best["loop"]))
+    print("  one ansible-playbook run, batch (bundles)   " + fmt(best["batch"]))
+    if args.repeat > 1:
+        for key in ("loop", "batch", "startup"):
+            print("    all %-7s runs: %s" % (key, ", ".join("%.2f s (load %.1f)" % (r["wall_s"], r["load"]) for r in runs[key])))
+    if processes:
+        print("  %d python -c processes                      " % processes["processes"] + fmt(processes))
+    print("  upstream aicr CLI, 75 processes             %6.2f s   (published anchor, not measured here)" % ANCHOR_S)
     print("Where the playbook's time goes:")
-    print("  ansible-playbook startup (empty play)   %6.2f s" % playbook["startup_s"])
-    print("  inside recipe_resolve (25 x elapsed_ms) %6.2f s" % playbook["resolve_module_s"])
-    print("  inside bundle_render (50 x elapsed_ms)  %6.2f s" % playbook["render_module_s"])
-    print("  task dispatch, templating, callbacks    %6.2f s" % max(0.0, playbook["wall_s"] - playbook["startup_s"] - module_s))
-    print("Where the module time goes (the %d operations in one process, cProfile, cumulative):" % ops)
+    print("  ansible-playbook startup (empty play)       " + fmt(best["startup"]) + "  <- the floor of any playbook")
+    for key in ("loop", "batch"):
+        run = best[key]
+        module_s = run["resolve_module_s"] + run["render_module_s"]
+        print("  %-6s inside recipe_resolve (elapsed_ms)   %6.2f s" % (key, run["resolve_module_s"]))
+        print("  %-6s inside bundle_render (elapsed_ms)    %6.2f s" % (key, run["render_module_s"]))
+        print("  %-6s task dispatch, templating, callbacks %6.2f s" % (key, max(0.0, run["wall_s"] - startup - module_s)))
+    print("Where the module time goes (the %d operations in one process, cProfile, cumulative; load %.1f; store loads %d, cache hits %d):" % (
+        ops, profile.pop("load"), profile.pop("store_loads"), profile.pop("store_hits")))
     for key, value in profile.items():
-        print("  %-42s %6.2f s" % (key, value))
-    print("  (processes: %.2f s of the %.2f s is bare interpreter startup)" % (processes["python_startup_s"], processes["wall_s"]))
+        print("  %-48s %6.2f s" % (key, value))
+    print("Durability of the %d bundle writes (%d files), fresh destinations:" % (durability["bundles"], durability["files"]))
+    for name in ("fsync", "syncfs"):
+        for run in durability.get(name, []):
+            print("  %-6s %6.2f s   (load %.1f)" % (name, run["wall_s"], run["load"]))
+    if processes:
+        print("  (processes: %.2f s of the %.2f s is bare interpreter startup)" % (processes["python_startup_s"], processes["wall_s"]))
     if args.json:
         with open(args.json, "w", encoding="utf-8") as handle:
-            json.dump({"playbook": playbook, "processes": processes, "profile": profile, "anchor_s": ANCHOR_S}, handle, indent=2)
+            json.dump({"runs": runs, "processes": processes, "profile": profile, "durability": durability,
+                       "anchor_s": ANCHOR_S}, handle, indent=2)
     return 0
 
 

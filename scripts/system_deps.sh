@@ -26,6 +26,11 @@ if [ "${1:-}" != "--bootstrap" ]; then
         # Configure: a real OCI registry for bundle_publish (tests/harness/oci_registry.py starts
         # `docker-registry serve` itself on 127.0.0.1; the package's systemd service is not needed)
         [docker-registry]=docker-registry
+        # Operate: a real Alertmanager in front of the EDA source (tests/harness/alertmanager_process.py starts
+        # the binary itself on 127.0.0.1; the package's systemd service is not needed)
+        [prometheus-alertmanager]=prometheus-alertmanager
+        # Operate: ansible-rulebook's rule engine (drools_jpy) needs a Java 17+ runtime
+        [java]=openjdk-17-jre-headless
     )
 fi
 missing=()

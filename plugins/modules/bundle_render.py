@@ -15,21 +15,75 @@ description:
   - The bundle is written atomically (rendered into a temporary directory, then swapped in); a failed render
     leaves the previous bundle untouched. C(changed) is reported only when a file's content or mode differs.
   - Every bundle holds C(recipe.yaml) and C(checksums.txt) (sha256 of every file, C(recipe.yaml) included).
+  - Durable before it is visible - the new tree is flushed to disk in one pass (one C(syncfs) of its file system on
+    Linux 5.8 and later, else an C(fsync) of every file and directory) before the swap, and the parent directory is
+    fsync'ed after it. There is no option to skip this.
+  - O(bundles) renders many bundles in one task (one recipe store load, one result per bundle); without it the
+    task renders one bundle from O(recipe) to O(dest).
+  - The loaded recipe store is kept per controller process and reused while no file of the recipe directories
+    changed (so loop items share it); see the collection's C(docs/bundles.md), "Performance".
 author:
   - dsxos.cluster contributors (@dsxos)
 extends_documentation_fragment:
   - dsxos.cluster.recipe_source
 options:
   recipe:
-    description: The RecipeResult returned by M(dsxos.cluster.recipe_resolve) (its C(recipe) key).
+    description:
+      - The RecipeResult returned by M(dsxos.cluster.recipe_resolve) (its C(recipe) key).
+      - Required, with O(dest), unless O(bundles) is given; mutually exclusive with O(bundles).
     type: dict
-    required: true
   dest:
     description:
       - Directory that receives the bundle. Created when missing; replaced atomically when it holds a bundle.
       - A non-empty directory that is not a bundle (no C(recipe.yaml) or C(checksums.txt)) is refused unless O(force=true).
+      - Required with O(recipe); mutually exclusive with O(bundles).
     type: path
-    required: true
+  bundles:
+    description:
+      - Many bundles in one task, each rendered and written exactly as the single-bundle form would (its own atomic swap).
+      - The recipe store is loaded once for all of them; items giving the same O(bundles[].criteria) (and
+        O(bundles[].disabled_components)) are resolved once.
+      - Keys an item leaves unset take the task's option of the same name; O(recipe_dirs), O(include_builtin) and the
+        node scheduling options (O(system_node_selector) ... O(nodes)) are the task's for every item.
+      - Two items with the same O(bundles[].dest), or one inside another's, are refused before anything is written.
+      - Every item is attempted; the task is changed when any bundle changed and fails when any failed, its message naming
+        each failed item as C(bundles[i] (dest)). The per-item results are in RV(bundles).
+    type: list
+    elements: dict
+    suboptions:
+      recipe:
+        description: A resolved recipe (the C(recipe) key of M(dsxos.cluster.recipe_resolve)); exactly one of this and O(bundles[].criteria).
+        type: dict
+      criteria:
+        description:
+          - Criteria to resolve (as M(dsxos.cluster.recipe_resolve)'s O(dsxos.cluster.recipe_resolve#module:criteria)) against
+            the task's recipe directories; exactly one of this and O(bundles[].recipe).
+        type: dict
+      dest:
+        description: Directory that receives this bundle (as O(dest)).
+        type: path
+        required: true
+      deployer:
+        description: As O(deployer); default the task's.
+        type: str
+        choices: [helm, argocd, flux]
+      deployer_options:
+        description: As O(deployer_options); default the task's.
+        type: dict
+      values_overrides:
+        description: As O(values_overrides); replaces (is not merged with) the task's.
+        type: dict
+      disabled_components:
+        description: As O(disabled_components) (also used to resolve O(bundles[].criteria)); replaces the task's.
+        type: list
+        elements: str
+      set:
+        description: As O(set); replaces the task's.
+        type: list
+        elements: str
+      force:
+        description: As O(force); default the task's.
+        type: bool
   deployer:
     description:
       - C(helm) writes AICR's layout with C(deploy.sh)/C(undeploy.sh) (retries, C(--dry-run)).
@@ -145,9 +199,31 @@ EXAMPLES = r"""
     set:
       - gpuoperator:driver.version='580.95.05'
       - aws-efa:enabled=false
+
+- name: Render many bundles in one task (one store load; criteria resolved here)
+  dsxos.cluster.bundle_render:
+    bundles:
+      - criteria: {service: eks, accelerator: h100, intent: training}
+        dest: /srv/bundles/h100-eks/helm
+      - criteria: {service: eks, accelerator: h100, intent: training}
+        dest: /srv/bundles/h100-eks/argocd
+        deployer: argocd
+        deployer_options: {repo_url: "https://git.example.com/platform/gitops.git", revision: main}
+      - recipe: "{{ resolved.recipe }}"
+        dest: /srv/bundles/resolved/helm
+  register: rendered
 """
 
 RETURN = r"""
+bundles:
+  description:
+    - With O(bundles), one result per item, in order, each with the keys below (C(dest) to C(elapsed_ms)) and
+      C(changed); a failed item has C(failed), C(msg) and C(error) instead. Items given O(bundles[].criteria) also
+      have C(criteria) and C(applied_overlays).
+    - The other return values below are those of the single-bundle form (without O(bundles)).
+  returned: when O(bundles) is given
+  type: list
+  elements: dict
 dest:
   description: Where the bundle is.
   returned: success
@@ -196,7 +272,7 @@ scheduling:
   returned: success
   type: dict
 elapsed_ms:
-  description: Time spent rendering and writing, in milliseconds.
+  description: Time spent rendering and writing, in milliseconds (with O(bundles), for all of them).
   returned: success
   type: float
 """

@@ -254,6 +254,19 @@ jobs:
   description: Kubernetes runner bookkeeping (C(namespace), C(run_id), Jobs C(created) and C(deleted)).
   returned: with O(runner=kubernetes)
   type: dict
+software:
+  description: The NCCL and nccl-tests versions the test logs state (keys C(nccl) and C(nccl_tests)), taken from the
+    first usable test output; empty when no log states them.
+  returned: success
+  type: dict
+  sample: {"nccl": "2.23.4", "nccl_tests": "2.14.1"}
+refused_hosts:
+  description: Hosts refused before any contact because their inventory name or address is unsafe (not letters, digits,
+    C(.), C(-), C(_) or an IP address; with multi-node tests, not usable in an C(mpirun) host list), mapped to the reason
+    (which starts with C(refused)). The other hosts are certified normally; a refused host is C(excluded) in a real run.
+  returned: with O(validate_only=true) (empty unless O(runner=hosts))
+  type: dict
+  sample: {"bad;host": "refused: invalid host name 'bad;host': only letters, digits, '.', '-' and '_' are allowed; the host was never contacted"}
 """
 
 from ansible.module_utils.basic import AnsibleModule

@@ -15,13 +15,16 @@ from typing import Any, Dict, List, Set, Tuple
 
 import jsonschema
 import pytest
+from jinja2 import TemplateSyntaxError
 
 from manifest_validation import SHARED_DIR, load_docs, validate_objects
 from recipe_schema import CUSTOM_RESOURCE_SCHEMAS, MIXIN_SCHEMA, OVERLAY_SCHEMA, REGISTRY_SCHEMA
 
 from ansible_collections.dsxos.cluster.plugins.module_utils.configure.bundle_render import render_bundle
 from ansible_collections.dsxos.cluster.plugins.module_utils.configure.component_values import (
-    build_component_bundles, template_environment)
+    build_component_bundles, is_jinja_manifest, template_environment)
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.errors import RenderError
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.go_template import compile_go_template
 from ansible_collections.dsxos.cluster.plugins.module_utils.configure.constraints import parse_constraint, parse_constraint_value
 from ansible_collections.dsxos.cluster.plugins.module_utils.configure.recipe_model import ANY, CRITERIA_FIELDS, CRITERIA_VALUES, RecipeResult
 from ansible_collections.dsxos.cluster.plugins.module_utils.configure.recipe_resolver import (
@@ -114,10 +117,43 @@ def test_every_data_file_is_yaml_mapping(relpath):
     assert isinstance(data, dict) and data, "%s must hold a non-empty mapping" % relpath
 
 
+def compile_manifest(path: str) -> str:
+    """Compile one manifest with the engine the file-name rule picks (``*.j2``: Jinja2, else Go ``text/template``),
+    as the renderer does; returns the engine used.  A syntax error fails (Jinja2's or :class:`RenderError`)."""
+    with open(path, encoding="utf-8") as handle:
+        text = handle.read()
+    if is_jinja_manifest(path):
+        template_environment().compile(text, name=os.path.basename(path), filename=path)
+        return "jinja2"
+    compile_go_template(text, path)
+    return "go"
+
+
 @pytest.mark.parametrize("relpath", MANIFEST_FILES)
 def test_every_manifest_template_compiles(relpath):
-    with open(os.path.join(CATALOG, relpath), encoding="utf-8") as handle:
-        template_environment().parse(handle.read())
+    engine = compile_manifest(os.path.join(CATALOG, relpath))
+    assert engine == ("jinja2" if relpath.endswith(".j2") else "go"), relpath
+
+
+def test_manifest_engine_rule_is_the_file_name(tmp_path):
+    """The compile check above follows the renderer's rule: Jinja2 syntax in a file not named *.j2 is a Go template
+    (and fails to compile as one), Go syntax in a *.j2 file is Jinja2 (and fails as one)."""
+    go_text = '{{- $v := index .Values "x" }}\nname: {{ $v.name | quote }}\n'
+    jinja_text = "{% for k in values %}{{ k }}{% endfor %}\n"
+    assert compile_manifest(_write(tmp_path, "go.yaml", go_text)) == "go"
+    assert compile_manifest(_write(tmp_path, "jinja.yaml.j2", jinja_text)) == "jinja2"
+    with pytest.raises(RenderError) as err:
+        compile_manifest(_write(tmp_path, "jinja.yaml", jinja_text))
+    assert err.value.file and err.value.file.endswith("jinja.yaml")
+    with pytest.raises(TemplateSyntaxError):
+        compile_manifest(_write(tmp_path, "go.yaml.j2", go_text))
+
+
+def _write(directory: Any, name: str, text: str) -> str:
+    path = os.path.join(str(directory), name)
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(text)
+    return path
 
 
 @pytest.mark.parametrize("name", OVERLAY_FILES)

@@ -55,6 +55,7 @@ PASSED = "PASSED"
 #: screening merges groups (``screen_size``) only from this many groups on: a small cluster keeps one test per
 #: group, a large one saves half of its screening tests for one more split level per fault.
 SCREEN_MERGE_MIN_GROUPS = 8
+_SUPPORT_SCAN = 4096  # candidate sets up to this size are narrowed by counting the failed tests that hold each pair
 INCOMPLETE = "INCOMPLETE"
 FAILED = "FAILED"
 
@@ -236,13 +237,20 @@ class _TestPairs:
     def __iter__(self) -> Any:
         return iter(self._iter(self.domains))
 
+    def restricted(self, domains: Set[int]) -> "_TestPairs":
+        """The pairs of this test among ``domains`` only."""
+        return _TestPairs(self._ok, self._nd, sorted(domains), self._iter)
+
     def active_domains(self) -> List[int]:
         """Domains that take part in at least one unverified pair."""
         ok, mask = self._ok, self.mask
         return [a for a in self.domains if mask & ~ok[a] & ~(1 << a)]
 
 
-def _intersect(first: Any, second: Any) -> Set[int]:
+def _intersect(first: Any, second: Any) -> Any:
+    if isinstance(first, _TestPairs) and isinstance(second, _TestPairs):
+        # the unverified pairs of two tests that both hold them: those among the domains the tests share
+        return first.restricted(set(first.domains) & set(second.domains))
     if len(first) > len(second):
         first, second = second, first
     return {code for code in first if code in second}
@@ -715,14 +723,23 @@ class IsolationPlanner:
             # Narrow each failed test's candidates by the other failed tests, then search first the candidate sets
             # that most failed tests share: a faulty link fails every test that holds it, a transient only one.
             targets = []
+            held = [set(w[3]) if len(w[3]) <= _SUPPORT_SCAN else w[3] for w in pair_work]
             for count, seq, tid, cands_p in pair_work:
-                target = cands_p
-                for _count2, _seq2, other_id, other in pair_work:
-                    if other_id != tid:
-                        common = _intersect(target, other)
-                        if common and len(common) < len(target):
-                            target = common
-                support = sum(1 for w in pair_work if w[2] == tid or _overlaps(target, w[3]))
+                if len(cands_p) <= _SUPPORT_SCAN:
+                    # the candidates held by the most failed tests (a transient cannot hijack the narrowing)
+                    scored: Dict[int, int] = {}
+                    for code in cands_p:
+                        scored[code] = sum(1 for other in held if code in other)
+                    support = max(scored.values())
+                    target = {code for code, score in scored.items() if score == support}
+                else:
+                    target = cands_p
+                    for _count2, _seq2, other_id, other in pair_work:
+                        if other_id != tid:
+                            common = _intersect(target, other)
+                            if common and len(common) < len(target):
+                                target = common
+                    support = sum(1 for w in pair_work if w[2] == tid or _overlaps(target, w[3]))
                 targets.append((-support, len(target), count, seq, tid, target))
             targets.sort(key=lambda t: t[:5])
             for _support, _size, _count, _seq, tid, target in targets:

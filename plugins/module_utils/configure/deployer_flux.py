@@ -29,7 +29,7 @@ from typing import Any, Dict, List, Optional
 from ansible_collections.dsxos.cluster.plugins.module_utils.configure.bundle_writer import BundleFile
 from ansible_collections.dsxos.cluster.plugins.module_utils.configure.deployer_argocd import check_component_name
 from ansible_collections.dsxos.cluster.plugins.module_utils.configure.deployer_helm import (
-    begin_render, check_manifest_name, namespace_of, oci_chart_ref)
+    begin_render, check_manifest_name, namespace_of, oci_chart_ref, shown_namespace)
 from ansible_collections.dsxos.cluster.plugins.module_utils.configure.errors import RenderError
 from ansible_collections.dsxos.cluster.plugins.module_utils.configure.recipe_model import ComponentBundle, RecipeResult
 from ansible_collections.dsxos.cluster.plugins.module_utils.common.safe_yaml import dump_yaml, dump_yaml_all
@@ -228,7 +228,7 @@ def _readme(result: RecipeResult, components: List[ComponentBundle], opts: Deplo
     for c in components:
         kind = "HelmRelease" if _is_chart(c) else ("Kustomization" if c.type == "Kustomize" else "manifests")
         lines.append("| %d | %s | %s | %s | %s | %s | %s |" % (
-            c.order, c.name, kind, c.repository or "-", c.version or c.kustomize_tag or "-", namespace_of(c),
+            c.order, c.name, kind, c.repository or "-", c.version or c.kustomize_tag or "-", shown_namespace(c),
             ", ".join(c.dependency_refs) or "-"))
     if dropped:
         lines += ["", "Dependencies Flux cannot express (not in the bundle, or across HelmRelease/Kustomization/"
@@ -242,6 +242,23 @@ def _readme(result: RecipeResult, components: List[ComponentBundle], opts: Deplo
         "reconciliation once the HelmRelease is ready.",
         "",
     ]
+    if opts.oci_url:
+        ref = "digest" if _OCI_DIGEST.match(opts.oci_ref) else "tag"
+        lines += [
+            "## Pulling the published bundle from an OCI registry",
+            "",
+            "`%s` holds an `OCIRepository` `%s/%s` (`%s`, %s `%s`) and a Flux `Kustomization` of the"
+            % (OCI_SOURCE_FILE, opts.flux_namespace, opts.oci_name, opts.oci_url, ref, opts.oci_ref),
+            "same name applying its root. It is not listed in `kustomization.yaml`: publish the bundle first",
+            "(`dsxos.cluster.bundle_publish` to `%s:<tag>`), then apply the file once, by hand:" % opts.oci_url,
+            "",
+            "```bash",
+            "kubectl apply -f %s" % OCI_SOURCE_FILE,
+            "```",
+            "",
+            "From then on Flux pulls the published artifact instead of a Git checkout.",
+            "",
+        ]
     return "\n".join(lines)
 
 

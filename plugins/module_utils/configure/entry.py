@@ -11,11 +11,13 @@ Modules stay thin: argument spec -> ``call_entry(ENTRY, ...)`` -> ``finish``.
 """
 from __future__ import annotations
 
+import json
+import os
 import time
 from dataclasses import asdict, is_dataclass
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
 
-from ansible_collections.dsxos.cluster.plugins.module_utils.common.entry import EntryPoint
+from ansible_collections.dsxos.cluster.plugins.module_utils.common.entry import EntryPoint, call_entry
 from ansible_collections.dsxos.cluster.plugins.module_utils.configure.bundle_drift import DEPLOYERS, bundle_drift
 from ansible_collections.dsxos.cluster.plugins.module_utils.configure.bundle_render import render_bundle
 from ansible_collections.dsxos.cluster.plugins.module_utils.configure.bundle_writer import write_bundle
@@ -23,7 +25,7 @@ from ansible_collections.dsxos.cluster.plugins.module_utils.configure.component_
 from ansible_collections.dsxos.cluster.plugins.module_utils.configure.cluster_snapshot import collect_cluster_snapshot
 from ansible_collections.dsxos.cluster.plugins.module_utils.configure.constraints import evaluate_constraints, summarize
 from ansible_collections.dsxos.cluster.plugins.module_utils.configure.recipe_criteria import validate_criteria
-from ansible_collections.dsxos.cluster.plugins.module_utils.configure.errors import RecipeError, RecipeLoadError
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.errors import RecipeError, RecipeLoadError, RenderError
 from ansible_collections.dsxos.cluster.plugins.module_utils.configure.recipe_model import (
     ANY,
     CRITERIA_FIELDS,
@@ -34,6 +36,7 @@ from ansible_collections.dsxos.cluster.plugins.module_utils.configure.recipe_mod
 )
 from ansible_collections.dsxos.cluster.plugins.module_utils.configure.recipe_resolver import resolve
 from ansible_collections.dsxos.cluster.plugins.module_utils.configure.recipe_store import RecipeStore
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.store_cache import cached_store
 from ansible_collections.dsxos.cluster.plugins.module_utils.configure.node_scheduling import scheduling_options
 from ansible_collections.dsxos.cluster.plugins.module_utils.configure.value_overrides import (
     parse_set, plan_overrides, without_components)
@@ -58,10 +61,24 @@ RESOLVE_SPEC: Dict[str, Any] = dict(
     snapshot=dict(type="dict"),
     infer=dict(type="bool", default=False),
 )
+#: One bundle of ``bundle_render``'s ``bundles`` list; unset keys take the task's option of the same name.
+RENDER_ITEM_SPEC: Dict[str, Any] = dict(
+    recipe=dict(type="dict"),
+    criteria=dict(type="dict"),
+    dest=dict(type="path", required=True),
+    deployer=dict(type="str", choices=["helm", "argocd", "flux"]),
+    deployer_options=dict(type="dict"),
+    values_overrides=dict(type="dict"),
+    disabled_components=dict(type="list", elements="str"),
+    set=dict(type="list", elements="str"),
+    force=dict(type="bool"),
+)
 RENDER_SPEC: Dict[str, Any] = dict(
     RECIPE_SOURCE_SPEC,
-    recipe=dict(type="dict", required=True),
-    dest=dict(type="path", required=True),
+    recipe=dict(type="dict"),
+    dest=dict(type="path"),
+    bundles=dict(type="list", elements="dict", options=RENDER_ITEM_SPEC,
+                 mutually_exclusive=[["recipe", "criteria"]], required_one_of=[["recipe", "criteria"]]),
     deployer=dict(type="str", default="helm", choices=["helm", "argocd", "flux"]),
     deployer_options=dict(type="dict", default={}),
     values_overrides=dict(type="dict", default={}),
@@ -122,8 +139,11 @@ def build_snapshot(snapshot: Optional[Mapping[str, Any]] = None,
 
 def resolve_recipe(criteria: Optional[Mapping[str, Any]], recipe_dirs: Sequence[str] = (),
                    include_builtin: bool = True, disabled_components: Sequence[str] = (),
-                   snapshot: Optional[Mapping[str, Any]] = None, infer: bool = False) -> Dict[str, Any]:
-    """Resolve criteria (optionally completed from a snapshot) into a RecipeResult dict."""
+                   snapshot: Optional[Mapping[str, Any]] = None, infer: bool = False,
+                   store: Optional[RecipeStore] = None) -> Dict[str, Any]:
+    """Resolve criteria (optionally completed from a snapshot) into a RecipeResult dict.
+
+    ``store``: an already loaded store (a batch); by default the directories' store from :func:`.store_cache.cached_store`."""
     started = time.perf_counter()
     query = {k: v for k, v in dict(criteria or {}).items() if v not in (None, "")}
     evidence: Dict[str, Any] = {}
@@ -133,7 +153,8 @@ def resolve_recipe(criteria: Optional[Mapping[str, Any]], recipe_dirs: Sequence[
             value = getattr(inferred, name)
             if name not in query and value not in (ANY, 0):
                 query[name] = value
-    store = RecipeStore.load(list(recipe_dirs), include_builtin=include_builtin)
+    if store is None:
+        store = cached_store(list(recipe_dirs), include_builtin=include_builtin)
     wanted = validate_criteria(query, store.extra_criteria_values)
     result = resolve(store, wanted, disabled=list(disabled_components))
     return {
@@ -152,14 +173,17 @@ def render_recipe_bundle(recipe: Mapping[str, Any], dest: str, deployer: str = "
                          values_overrides: Optional[Mapping[str, Any]] = None,
                          disabled_components: Sequence[str] = (), force: bool = False,
                          check_mode: bool = False, want_diff: bool = False,
-                         set_values: Sequence[str] = (), scheduling: Optional[Mapping[str, Any]] = None) -> Dict[str, Any]:
+                         set_values: Sequence[str] = (), scheduling: Optional[Mapping[str, Any]] = None,
+                         store: Optional[RecipeStore] = None) -> Dict[str, Any]:
     """Render a resolved recipe with one deployer and write it atomically to ``dest``.
 
     ``set_values`` are ``component:path=value`` overrides (:mod:`.value_overrides`); ``scheduling`` holds the
-    keyword arguments of :func:`.node_scheduling.scheduling_options` (selectors, tolerations, taint, nodes)."""
+    keyword arguments of :func:`.node_scheduling.scheduling_options` (selectors, tolerations, taint, nodes);
+    ``store`` as in :func:`resolve_recipe`."""
     started = time.perf_counter()
     result = render_input(recipe, values_overrides, disabled_components)
-    store = RecipeStore.load(list(recipe_dirs), include_builtin=include_builtin)
+    if store is None:
+        store = cached_store(list(recipe_dirs), include_builtin=include_builtin)
     options = scheduling_options(**dict(scheduling or {}))
     structured = dict(values_overrides or {})
     paths = {ref.name: SchedulingPaths.from_registry(store.registry.get(ref.name), store.registry_sources.get(ref.name))
@@ -243,7 +267,9 @@ def run_resolve(args: Mapping[str, Any], check_mode: bool = False, diff: bool = 
 
 
 def run_render(args: Mapping[str, Any], check_mode: bool = False, diff: bool = False) -> Dict[str, Any]:
-    """Adapter for the ``bundle_render`` module/action (validated ``args``)."""
+    """Adapter for the ``bundle_render`` module/action (validated ``args``): one bundle, or ``bundles``."""
+    if args.get("bundles") is not None:
+        return render_bundles(args, check_mode, diff)
     return render_recipe_bundle(
         args["recipe"], args["dest"], args["deployer"], args["deployer_options"], args["recipe_dirs"],
         args["include_builtin"], args["values_overrides"], args["disabled_components"], args["force"],
@@ -254,6 +280,97 @@ def run_render(args: Mapping[str, Any], check_mode: bool = False, diff: bool = F
 #: the ``bundle_render`` options that are :func:`.node_scheduling.scheduling_options` arguments
 SCHEDULING_OPTIONS = ("system_node_selector", "system_node_tolerations", "accelerated_node_selector",
                       "accelerated_node_tolerations", "workload_gate_taint", "workload_selector", "nodes")
+#: keys of a ``bundles`` item that fall back to the task's option of the same name when unset
+BATCH_INHERITED = ("deployer", "deployer_options", "values_overrides", "disabled_components", "set", "force")
+
+
+def _batch_dests(items: Sequence[Mapping[str, Any]]) -> List[str]:
+    """The absolute ``dest`` of every item; two items writing the same directory, or one inside another's, are refused
+    (each write replaces its whole tree)."""
+    dests = [os.path.abspath(str(item.get("dest") or "")) if item.get("dest") else "" for item in items]
+    first: Dict[str, int] = {}
+    for index, dest in enumerate(dests):
+        if not dest:
+            raise RenderError("bundle has no dest", field="bundles[%d].dest" % index, value=items[index].get("dest"))
+        if dest in first:
+            raise RenderError("bundles[%d] writes the same dest as bundles[%d]" % (index, first[dest]),
+                              field="bundles[%d].dest" % index, value=dest)
+        first[dest] = index
+    for index, dest in enumerate(dests):
+        parent = os.path.dirname(dest)
+        while parent and parent != os.path.dirname(parent):
+            if parent in first:
+                raise RenderError("bundles[%d] dest is inside the dest of bundles[%d]" % (index, first[parent]),
+                                  field="bundles[%d].dest" % index, value=dest)
+            parent = os.path.dirname(parent)
+    return dests
+
+
+def render_bundles(args: Mapping[str, Any], check_mode: bool = False, diff: bool = False) -> Dict[str, Any]:
+    """``bundle_render`` with ``bundles``: many bundles in one call, from ONE store load.
+
+    Each item gives ``recipe`` (a resolved recipe) or ``criteria`` (resolved here, once per distinct criteria and
+    ``disabled_components``) and ``dest``; its other keys default to the task's options (:data:`BATCH_INHERITED`;
+    the recipe source and the node scheduling options are the task's). Every bundle is rendered and written as the
+    single-bundle form would (its own atomic swap) and gets its own result, a failure included (through
+    :func:`..common.entry.call_entry`, so a bad bundle fails alone, named ``bundles[i] (<dest>)``); the task is
+    ``changed`` when any bundle changed and ``failed`` when any failed."""
+    started = time.perf_counter()
+    items = [dict(item or {}) for item in args.get("bundles") or []]
+    dests = _batch_dests(items)
+    store = cached_store(list(args.get("recipe_dirs") or []), include_builtin=args.get("include_builtin", True))
+    scheduling = {key: args.get(key) for key in SCHEDULING_OPTIONS}
+    resolved: Dict[str, Dict[str, Any]] = {}
+    results: List[Dict[str, Any]] = []
+    diffs: List[Dict[str, str]] = []
+    for index, (item, dest) in enumerate(zip(items, dests)):
+        opts = {key: item[key] if item.get(key) is not None else args.get(key) for key in BATCH_INHERITED}
+
+        def one(params: Mapping[str, Any], one_check: bool, one_diff: bool, item: Dict[str, Any] = item,
+                dest: str = dest, opts: Dict[str, Any] = opts) -> Dict[str, Any]:
+            del params
+            recipe = item.get("recipe")
+            found: Dict[str, Any] = {}
+            disabled = list(opts["disabled_components"] or [])
+            if recipe is None:
+                memo = json.dumps([item.get("criteria") or {}, disabled], sort_keys=True, default=str)
+                if memo not in resolved:
+                    resolved[memo] = resolve_recipe(item.get("criteria"), disabled_components=disabled, store=store)
+                found = resolved[memo]
+                recipe = found["recipe"]
+            out = render_recipe_bundle(
+                recipe, dest, opts["deployer"] or "helm", opts["deployer_options"], (), True, opts["values_overrides"],
+                disabled, bool(opts["force"]), check_mode=one_check, want_diff=one_diff,
+                set_values=opts["set"] or [], scheduling=scheduling, store=store)
+            if found:
+                out["criteria"] = found["criteria"]
+                out["applied_overlays"] = found["applied_overlays"]
+            return out
+
+        single = EntryPoint(name=BUNDLE_RENDER.name, doing="rendering bundles[%d] (%s)" % (index, dest), spec={}, run=one)
+        out = call_entry(single, {}, check_mode, diff)
+        out.setdefault("dest", dest)
+        out.setdefault("deployer", opts["deployer"] or "helm")
+        for entry in out.pop("diff", None) or []:
+            entry = dict(entry)
+            for side in ("before_header", "after_header"):
+                if entry.get(side) and entry[side] not in ("/dev/null", "..."):
+                    entry[side] = "%s/%s" % (dest, entry[side])
+            diffs.append(entry)
+        results.append(out)
+    failed = [(index, out) for index, out in enumerate(results) if out.get("failed")]
+    final: Dict[str, Any] = {
+        "changed": any(out.get("changed") for out in results),
+        "bundles": results,
+        "elapsed_ms": round((time.perf_counter() - started) * 1000.0, 2),
+    }
+    if diff:
+        final["diff"] = diffs
+    if failed:
+        final["failed"] = True
+        final["msg"] = "%d of %d bundles failed: %s" % (len(failed), len(results), "; ".join(
+            "bundles[%d] (%s): %s" % (index, out["dest"], out.get("msg")) for index, out in failed))
+    return final
 
 
 def run_constraint_check(args: Mapping[str, Any], check_mode: bool = False, diff: bool = False) -> Dict[str, Any]:
@@ -297,7 +414,10 @@ def run_bundle_drift(params: Mapping[str, Any], check_mode: bool = False, diff: 
 
 
 RECIPE_RESOLVE = EntryPoint(name="recipe_resolve", doing="resolving recipe criteria", spec=RESOLVE_SPEC, run=run_resolve)
-BUNDLE_RENDER = EntryPoint(name="bundle_render", doing="rendering a deployment bundle", spec=RENDER_SPEC, run=run_render)
+BUNDLE_RENDER = EntryPoint(name="bundle_render", doing="rendering a deployment bundle", spec=RENDER_SPEC, run=run_render,
+                           module_options=dict(mutually_exclusive=[["recipe", "bundles"], ["dest", "bundles"]],
+                                               required_one_of=[["recipe", "bundles"]],
+                                               required_together=[["recipe", "dest"]]))
 CONSTRAINT_CHECK = EntryPoint(name="constraint_check", doing="checking constraints against a snapshot",
                               spec=CONSTRAINT_SPEC, run=run_constraint_check)
 CLUSTER_SNAPSHOT = EntryPoint(name="cluster_snapshot", doing="reading the cluster into a snapshot",

@@ -11,6 +11,7 @@ input, and returns the module's result (with ``failed`` when a node action faile
 """
 from __future__ import annotations
 
+import time
 from typing import Any, Dict, Mapping
 
 from ansible_collections.dsxos.cluster.plugins.module_utils.common.entry import EntryPoint
@@ -27,6 +28,15 @@ from ansible_collections.dsxos.cluster.plugins.module_utils.operate.node_quarant
     DEFAULT_CONFLICT_RETRIES, QuarantineOptions, build_request, run_node_action, validate_nodes,
 )
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.quarantine_state import ACTIONS, DEFAULT_HISTORY_LIMIT, TAINT_EFFECTS, default_actor
+from ansible_collections.dsxos.cluster.plugins.module_utils.operate.incident import OUTCOMES as INCIDENT_OUTCOMES
+from ansible_collections.dsxos.cluster.plugins.module_utils.operate.incident import STATES as INCIDENT_STATES
+from ansible_collections.dsxos.cluster.plugins.module_utils.operate.incident import parse_rfc3339
+from ansible_collections.dsxos.cluster.plugins.module_utils.operate.remediation_state import ACTIONS as INCIDENT_ACTIONS
+from ansible_collections.dsxos.cluster.plugins.module_utils.operate.remediation_state import run_node_incident
+from ansible_collections.dsxos.cluster.plugins.module_utils.operate.remediation_state import validate_options as validate_incident_options
+from ansible_collections.dsxos.cluster.plugins.module_utils.operate.sentinel_policy import ACTIONS as SENTINEL_ACTIONS
+from ansible_collections.dsxos.cluster.plugins.module_utils.operate.sentinel_policy import PolicyOptions, manual_events
+from ansible_collections.dsxos.cluster.plugins.module_utils.operate.sentinel_policy import plan as sentinel_plan
 
 # ---------------------------------------------------------------------------------------------------- specs
 
@@ -197,6 +207,77 @@ CIRCUIT_BREAKER = EntryPoint(name="circuit_breaker", doing="consulting the circu
 NODE_DRAIN = EntryPoint(name="node_drain", doing="draining nodes", spec=NODE_DRAIN_SPEC, run=node_drain_from_params)
 NODE_LOCK = EntryPoint(name="node_lock", doing="handling a node lock", spec=NODE_LOCK_SPEC, run=run_node_lock)
 
-__all__ = ["BREAKER_OPTION_SPEC", "BREAKER_SETTINGS_SPEC", "CIRCUIT_BREAKER", "NODE_DRAIN", "NODE_LOCK", "NODE_QUARANTINE",
-           "circuit_breaker_from_params", "drain_options_from_params", "node_drain_from_params", "node_quarantine_from_params",
-           "quarantine_options_from_params", "run_node_lock"]
+# ---------------------------------------------------------------------------------------------------- sentinel (issue 11)
+
+SENTINEL_PLAN_SPEC: Dict[str, Any] = dict(
+    events=dict(type="list", elements="raw", default=[]),
+    rules=dict(type="list", elements="raw", default=[]),
+    node_state=dict(type="dict", default={}),
+    manual_nodes=dict(type="list", elements="str", default=[]),
+    manual_reason=dict(type="str", default=""),
+    manual_action=dict(type="str", default="quarantine", choices=[a for a in SENTINEL_ACTIONS if a != "record"]),
+    destructive=dict(type="bool", default=False),
+    dry_run=dict(type="bool", default=False),
+    attempt_cap=dict(type="int", default=3),
+    attempt_window_s=dict(type="float", default=86400.0),
+    now=dict(type="str"),
+)
+
+NODE_INCIDENT_SPEC: Dict[str, Any] = dict(
+    K8S_AUTH_SPEC,
+    action=dict(type="str", required=True, choices=list(INCIDENT_ACTIONS)),
+    node=dict(type="str"),
+    nodes=dict(type="list", elements="str", default=[]),
+    incident=dict(type="str"),
+    state=dict(type="str", choices=list(INCIDENT_STATES)),
+    remediation=dict(type="str"),
+    rule=dict(type="str"),
+    reason=dict(type="str"),
+    message=dict(type="str"),
+    error=dict(type="str"),
+    events=dict(type="list", elements="dict", default=[]),
+    gpus=dict(type="list", elements="int", default=[]),
+    outcome=dict(type="str", choices=list(INCIDENT_OUTCOMES)),
+    attempt=dict(type="bool", default=False),
+    attempt_cap=dict(type="int", default=3),
+    attempt_window_s=dict(type="float", default=86400.0),
+    label_selector=dict(type="str", default=""),
+    actor=dict(type="str"),
+    emit_events=dict(type="bool", default=True),
+    event_namespace=dict(type="str", default="default"),
+    history_limit=dict(type="int", default=20),
+    conflict_retries=dict(type="int", default=5),
+)
+
+
+def run_sentinel_plan(params: Mapping[str, Any], check_mode: bool = False, diff: bool = False) -> Dict[str, Any]:  # pylint: disable=unused-argument
+    """``sentinel_plan``: events + rules + node state -> decisions (pure: no cluster, same result in check mode)."""
+    now = parse_rfc3339(params["now"], "now") if params.get("now") else time.time()
+    options = PolicyOptions(destructive=bool(params.get("destructive")), dry_run=bool(params.get("dry_run")),
+                            attempt_cap=int(_number(params, "attempt_cap", 3)), attempt_window_s=float(_number(params, "attempt_window_s", 86400.0)),
+                            now=now)
+    manual = []
+    if params.get("manual_nodes"):
+        manual = manual_events(params["manual_nodes"], params.get("manual_reason") or "", params.get("manual_action") or "quarantine", now)
+    result = sentinel_plan(list(params.get("events") or []), params.get("rules") or None, params.get("node_state") or {}, options, manual)
+    result["changed"] = False
+    return result
+
+
+def run_node_incident_entry(params: Mapping[str, Any], check_mode: bool = False, diff: bool = False) -> Dict[str, Any]:  # pylint: disable=unused-argument
+    """``node_incident``: validate, connect with the k8s_auth params, :func:`run_node_incident`."""
+    options = validate_incident_options(params)
+    return run_with_client(params, lambda client: run_node_incident(client, options, check_mode))
+
+
+SENTINEL_PLAN = EntryPoint(name="sentinel_plan", doing="planning remediation", spec=SENTINEL_PLAN_SPEC, run=run_sentinel_plan)
+NODE_INCIDENT = EntryPoint(name="node_incident", doing="recording an incident", spec=NODE_INCIDENT_SPEC, run=run_node_incident_entry,
+                           module_options=dict(required_if=[("action", "open", ("node", "incident", "remediation", "reason")),
+                                                            ("action", "advance", ("node", "incident", "state")),
+                                                            ("action", "close", ("node", "incident", "outcome")),
+                                                            ("action", "join", ("node",)), ("action", "resolve", ("node",)),
+                                                            ("action", "record", ("node",))]))
+
+__all__ = ["BREAKER_OPTION_SPEC", "BREAKER_SETTINGS_SPEC", "CIRCUIT_BREAKER", "NODE_DRAIN", "NODE_INCIDENT", "NODE_LOCK", "NODE_QUARANTINE",
+           "SENTINEL_PLAN", "circuit_breaker_from_params", "drain_options_from_params", "node_drain_from_params", "node_quarantine_from_params",
+           "quarantine_options_from_params", "run_node_incident_entry", "run_node_lock", "run_sentinel_plan"]

@@ -1,0 +1,280 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, dsxos.cluster contributors
+# Apache License 2.0 (see LICENSE)
+"""The sentinel's incident record on Nodes through the API: read, write with resourceVersion preconditions, Events.
+
+Each write operation (``open``, ``advance``, ``join``, ``resolve``, ``close``, ``record``) is: GET the node, plan the
+change with :mod:`.incident` (pure), PATCH the annotations and the state label in ONE strategic merge patch that carries
+the node's ``metadata.resourceVersion``; a concurrent writer makes the patch fail with 409 and the node is read and the
+change planned again (``conflict_retries``). A change that happened emits one ``core/v1`` Event on the Node
+(``involvedObject`` the Node, ``reason`` ``SentinelQuarantined`` ... ``SentinelReturned``, source ``dsxos-sentinel``);
+the Event's name is derived from the incident, the step and the node's resourceVersion, so a retried step never
+creates two Events. Events are best effort, as in Kubernetes: a refused Event is reported (``event_error``), the
+recorded state stands.
+
+``get`` returns the plain state of many nodes (the policy's ``node_state``); ``list`` returns the quarantined nodes and
+the nodes with an open incident as rows and Markdown (the status playbook).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping, Optional, Sequence
+
+from ansible_collections.dsxos.cluster.plugins.module_utils.kube.api import KubeApi
+from ansible_collections.dsxos.cluster.plugins.module_utils.kube.errors import K8sConflict, K8sError, K8sNotFound
+from ansible_collections.dsxos.cluster.plugins.module_utils.kube.names import validate_label_selector, validate_namespace, validate_node_name
+from ansible_collections.dsxos.cluster.plugins.module_utils.operate.incident import (
+    LABEL_INCIDENT_STATE, OPEN_STATES, OUTCOMES, STATES, AdvanceRequest, Change, IncidentError, NodeIncidents, OpenRequest,
+    format_time, plan_advance, plan_close, plan_join, plan_open, plan_record, plan_resolve, status_markdown, status_row,
+    validate_incident_id, validate_text,
+)
+from ansible_collections.dsxos.cluster.plugins.module_utils.operate.node_quarantine import patch_node, read_node
+from ansible_collections.dsxos.cluster.plugins.module_utils.operate.quarantine_state import LABEL_STATE, STATE_QUARANTINED, default_actor
+
+ACTIONS = ("get", "list", "open", "advance", "join", "resolve", "close", "record")
+WRITE_ACTIONS = ("open", "advance", "join", "resolve", "close", "record")
+EVENT_SOURCE = "dsxos-sentinel"
+DEFAULT_EVENT_NAMESPACE = "default"
+DEFAULT_CONFLICT_RETRIES = 5
+
+
+@dataclass(frozen=True)
+class IncidentOptions:  # pylint: disable=too-many-instance-attributes
+    """A validated ``node_incident`` request."""
+
+    action: str
+    node: str = ""
+    nodes: tuple[str, ...] = ()
+    incident: str = ""
+    state: str = ""
+    remediation: str = ""
+    rule: str = ""
+    reason: str = ""
+    message: str = ""
+    error: str = ""
+    events: tuple[Mapping[str, Any], ...] = ()
+    gpus: tuple[int, ...] = ()
+    outcome: str = ""
+    attempt: bool = False
+    attempt_cap: int = 3
+    attempt_window_s: float = 86400.0
+    label_selector: str = ""
+    actor: str = ""
+    emit_events: bool = True
+    event_namespace: str = DEFAULT_EVENT_NAMESPACE
+    history_limit: int = 20
+    conflict_retries: int = DEFAULT_CONFLICT_RETRIES
+
+
+def _need(value: Any, name: str, action: str) -> None:
+    if value in (None, "", [], ()):
+        raise IncidentError(f"action {action!r} needs {name}", field=name, value=value)
+
+
+def validate_options(params: Mapping[str, Any]) -> IncidentOptions:  # pylint: disable=too-many-branches
+    """Check the module's params (names RFC 1123 with fullmatch, ids, states, numbers) before any API call."""
+    action = params.get("action")
+    if action not in ACTIONS:
+        raise IncidentError(f"action must be one of {', '.join(ACTIONS)}", field="action", value=action)
+    node = params.get("node") or ""
+    if action in WRITE_ACTIONS:
+        _need(node, "node", action)
+    if node:
+        node = validate_node_name(node, "node")
+    nodes = tuple(validate_node_name(n, f"nodes[{i}]") for i, n in enumerate(params.get("nodes") or []))
+    if action == "get" and not nodes and not node:
+        raise IncidentError("action 'get' needs nodes (or node)", field="nodes", value=[])
+    incident = params.get("incident") or ""
+    if action in ("open", "advance", "close"):
+        _need(incident, "incident", action)
+    if incident:
+        validate_incident_id(incident)
+    state = params.get("state") or ""
+    if action == "advance":
+        _need(state, "state", action)
+    if action == "open":
+        state = state or OPEN_STATES[0]
+    if state and state not in STATES:
+        raise IncidentError(f"state must be one of {', '.join(STATES)}", field="state", value=state)
+    outcome = params.get("outcome") or ""
+    if action == "close":
+        _need(outcome, "outcome", action)
+    if outcome and outcome not in OUTCOMES:
+        raise IncidentError(f"outcome must be one of {', '.join(OUTCOMES)}", field="outcome", value=outcome)
+    events = params.get("events") or []
+    if not isinstance(events, (list, tuple)) or not all(isinstance(e, Mapping) for e in events):
+        raise IncidentError("events must be a list of alert events (dicts with fingerprint and starts_at)", field="events", value=events)
+    if action in ("open", "resolve", "record"):
+        _need(events, "events", action)
+    gpus = []
+    for index, gpu in enumerate(params.get("gpus") or []):
+        if isinstance(gpu, bool) or not isinstance(gpu, int) or not 0 <= gpu < 1024:
+            raise IncidentError("gpus must be GPU indexes (0-1023)", field=f"gpus[{index}]", value=gpu)
+        gpus.append(gpu)
+    cap = params.get("attempt_cap")
+    cap = 3 if cap is None else cap
+    if isinstance(cap, bool) or not isinstance(cap, int) or cap < 0:
+        raise IncidentError("attempt_cap must be an integer >= 0", field="attempt_cap", value=cap)
+    window = float(params.get("attempt_window_s") or 86400.0)
+    if window <= 0:
+        raise IncidentError("attempt_window_s must be > 0", field="attempt_window_s", value=window)
+    history_limit = int(params.get("history_limit") or 20)
+    retries = params.get("conflict_retries")
+    retries = DEFAULT_CONFLICT_RETRIES if retries is None else int(retries)
+    if history_limit < 1 or retries < 0:
+        raise IncidentError("history_limit must be >= 1 and conflict_retries >= 0", field="history_limit", value=history_limit)
+    namespace = validate_namespace(params.get("event_namespace") or DEFAULT_EVENT_NAMESPACE, "event_namespace")
+    selector = validate_label_selector(params.get("label_selector") or "", "label_selector")
+    if action == "open":
+        _need(params.get("remediation"), "remediation", action)
+        validate_text(params.get("reason"), "reason", required=True)
+    return IncidentOptions(
+        action=action, node=node, nodes=nodes or ((node,) if node else ()), incident=incident, state=state,
+        remediation=validate_text(params.get("remediation"), "remediation"), rule=validate_text(params.get("rule"), "rule"),
+        reason=validate_text(params.get("reason"), "reason"), message=validate_text(params.get("message"), "message"),
+        error=validate_text((params.get("error") or "")[:1024], "error"), events=tuple(dict(e) for e in events), gpus=tuple(gpus),
+        outcome=outcome, attempt=bool(params.get("attempt")), attempt_cap=cap, attempt_window_s=window, label_selector=selector,
+        actor=validate_text(params.get("actor"), "actor") or default_actor(), emit_events=params.get("emit_events") is not False,
+        event_namespace=namespace, history_limit=history_limit, conflict_retries=retries)
+
+
+def event_body(node: Mapping[str, Any], namespace: str, change: Change, incident_id: str, actor: str, now: str) -> dict[str, Any]:
+    """A ``core/v1`` Event about the Node (name derived from node, incident, reason and the node's resourceVersion)."""
+    meta = node.get("metadata") or {}
+    name = str(meta.get("name") or "")
+    event = change.event or {}
+    seed = f"{name}\0{incident_id}\0{event.get('reason')}\0{meta.get('resourceVersion')}\0{event.get('message')}"
+    suffix = hashlib.sha256(seed.encode("utf-8")).hexdigest()[:16]
+    return {"apiVersion": "v1", "kind": "Event",
+            "metadata": {"name": f"{name[:200]}.{suffix}", "namespace": namespace,
+                         "labels": {"app.kubernetes.io/managed-by": "dsxos.cluster", "dsxos.io/incident": incident_id or "none"},
+                         "annotations": {"dsxos.io/actor": actor[:253]}},
+            "involvedObject": {"apiVersion": "v1", "kind": "Node", "name": name, "uid": meta.get("uid") or name},
+            "reason": event.get("reason", ""), "message": event.get("message", "")[:1024], "type": event.get("type", "Normal"),
+            "source": {"component": EVENT_SOURCE}, "reportingComponent": EVENT_SOURCE, "reportingInstance": actor[:128],
+            "firstTimestamp": now, "lastTimestamp": now, "count": 1}
+
+
+def emit_event(client: KubeApi, node: Mapping[str, Any], options: IncidentOptions, change: Change, incident_id: str,
+               now: str) -> Optional[dict[str, Any]]:
+    """Create the Event; None when created (or already there), else the error (Events are best effort)."""
+    body = event_body(node, options.event_namespace, change, incident_id, options.actor, now)
+    try:
+        client.call("create", "events", client.core.create_namespaced_event, options.event_namespace, body, _preload_content=False)
+    except K8sConflict:
+        return None
+    except K8sError as err:
+        return err.to_dict()
+    return None
+
+
+def _plan(view: NodeIncidents, options: IncidentOptions, now: str, now_s: float) -> Change:
+    action = options.action
+    if action == "open":
+        return plan_open(view, OpenRequest(incident=options.incident, action=options.remediation, reason=options.reason,
+                                           events=options.events, state=options.state, rule=options.rule, actor=options.actor,
+                                           gpus=options.gpus, message=options.message), now)
+    if action == "advance":
+        return plan_advance(view, AdvanceRequest(incident=options.incident, state=options.state, message=options.message,
+                                                 error=options.error, attempt=options.attempt, attempt_cap=options.attempt_cap,
+                                                 attempt_window_s=options.attempt_window_s, remediation=options.remediation), now, now_s)
+    if action == "join":
+        return plan_join(view, options.incident or None, options.events, now)
+    if action == "resolve":
+        return plan_resolve(view, options.events, now)
+    if action == "close":
+        return plan_close(view, options.incident, options.outcome, options.message, now, options.history_limit)
+    return plan_record(view, options.events, now)
+
+
+def apply_incident(client: KubeApi, options: IncidentOptions, check_mode: bool = False,
+                   clock: Callable[[], float] = time.time) -> dict[str, Any]:
+    """One write operation on one node: read, plan, patch with the resourceVersion (409: again), emit the Event."""
+    attempts = 0
+    while True:
+        attempts += 1
+        now_s = clock()
+        now = format_time(now_s)
+        try:
+            node = read_node(client, options.node)
+        except K8sNotFound as err:
+            raise IncidentError(f"node {options.node} not found", node=options.node, resource="nodes", name=options.node) from err
+        view = NodeIncidents.from_node(node)
+        change = _plan(view, options, now, now_s)
+        result = dict(change.result)
+        result.update({"changed": change.changed, "msg": change.message, "attempts": attempts})
+        if not change.changed or check_mode:
+            return result
+        meta: dict[str, Any] = {"resourceVersion": view.resource_version, "annotations": dict(change.annotations)}
+        if change.labels:
+            meta["labels"] = dict(change.labels)
+        try:
+            written = patch_node(client, options.node, {"metadata": meta}, False)
+        except K8sConflict:
+            if attempts > options.conflict_retries:
+                raise IncidentError(f"node {options.node}: still conflicting after {attempts} attempts (another writer keeps "
+                                    "changing it)", node=options.node, resource="nodes", name=options.node) from None
+            continue
+        if change.event is not None and options.emit_events:
+            incident = (result.get("incident") or result.get("closed") or {}).get("id") or options.incident
+            error = emit_event(client, written, options, change, incident, now)
+            result["event"] = {"reason": change.event["reason"], "type": change.event["type"], "message": change.event["message"]}
+            if error is not None:
+                result["event_error"] = error
+        return result
+
+
+def get_states(client: KubeApi, nodes: Sequence[str]) -> dict[str, Any]:
+    """Plain incident state of each node (``exists: false`` for a missing one)."""
+    out: dict[str, Any] = {}
+    for name in nodes:
+        try:
+            out[name] = NodeIncidents.from_node(read_node(client, name)).to_state()
+        except K8sNotFound:
+            out[name] = {"exists": False, "labels": {}, "incident": None, "history": [], "attempts": [], "recent": []}
+    return out
+
+
+def _list(client: KubeApi, selector: str) -> list[dict[str, Any]]:
+    resp = client.call("list", "nodes", client.core.list_node, label_selector=selector, _preload_content=False)
+    return list(json.loads(resp.data).get("items") or [])
+
+
+def list_status(client: KubeApi, extra_selector: str = "") -> dict[str, Any]:
+    """Nodes quarantined by us or with an open incident: rows (sorted by node) and Markdown."""
+    extra = ("," + extra_selector) if extra_selector else ""
+    found: dict[str, dict[str, Any]] = {}
+    for selector in (f"{LABEL_STATE}={STATE_QUARANTINED}{extra}", f"{LABEL_INCIDENT_STATE}{extra}"):
+        for node in _list(client, selector):
+            found[str((node.get("metadata") or {}).get("name"))] = node
+    rows = []
+    for name in sorted(found):
+        try:
+            rows.append(status_row(NodeIncidents.from_node(found[name])))
+        except IncidentError as err:
+            rows.append({"node": name, "quarantine": None, "incident": None, "state": "unreadable", "action": None,
+                         "reason": str(err), "since": None, "updated": None, "attempts": 0, "last_error": str(err), "unschedulable": None})
+    counts: dict[str, int] = {}
+    for row in rows:
+        key = str(row.get("state") or "quarantined-without-incident")
+        counts[key] = counts.get(key, 0) + 1
+    return {"nodes": rows, "counts": counts, "markdown": status_markdown(rows)}
+
+
+def run_node_incident(client: KubeApi, options: IncidentOptions, check_mode: bool = False,
+                      clock: Callable[[], float] = time.time) -> dict[str, Any]:
+    """The ``node_incident`` module: ``get`` / ``list`` read; the other actions write one node."""
+    if options.action == "get":
+        return {"changed": False, "nodes": get_states(client, options.nodes)}
+    if options.action == "list":
+        out = list_status(client, options.label_selector)
+        out["changed"] = False
+        return out
+    return apply_incident(client, options, check_mode, clock)
+
+
+__all__ = ["ACTIONS", "IncidentOptions", "apply_incident", "emit_event", "event_body", "get_states", "list_status",
+           "run_node_incident", "validate_options"]

@@ -1,0 +1,190 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, dsxos.cluster contributors
+# Apache License 2.0 (see LICENSE)
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: sentinel_plan
+short_description: Decide what the sentinel does about GPU alert events (pure policy, no cluster access)
+version_added: "0.1.0"
+description:
+  - Turns normalized alert events (C(node), C(gpu), C(uuid), C(code), C(fault_class), C(action), C(status),
+    C(fingerprint), C(starts_at), C(ends_at), C(pods), C(alertname), C(severity), C(labels)) into one decision per node,
+    grouped into batches by action, using a ruleset and what is recorded on each node (O(node_state), the C(nodes) return
+    value of M(dsxos.cluster.node_incident) with O(dsxos.cluster.node_incident#module:action=get)).
+  - Rules are tried in ascending C(priority) (ties in list order); the first rule whose C(match) fits an alert decides
+    its action. Per node the decisive alert is the one whose rule has the lowest priority (ties go to the stronger action).
+  - Safety rules no ruleset overrides. A node labelled C(dsxos.io/sentinel=disabled) is only recorded. An alert of an
+    unknown fault class is only recorded. An C(application) alert never condemns a node on its own; only a rate rule
+    (C(rate) with C(count) alerts within C(window_s) seconds, counting the alerts recorded on the node) may act on it.
+    A stale alert (started before the node's open or last incident opened, and not part of it) or a replayed one
+    (already handled by an ended incident) is skipped. A node with O(attempt_cap) remediation attempts within
+    O(attempt_window_s) gets a C(needs_attention) decision instead of another remediation.
+  - With O(destructive=false) (the default) a decision keeps only the quarantine; the drain, remediation and
+    recertification it would have done are listed in C(held_back).
+  - Malformed events (a node name that is not an RFC 1123 subdomain as a whole string, a bad time, fingerprint, GPU
+    index, pod name, ...) are rejected one by one and reported in C(rejected); they never fail the task. A malformed rule
+    fails the task naming the rule and field.
+  - The module reads nothing and writes nothing; it returns the same result in check mode.
+author:
+  - dsxos.cluster contributors (@dsxos)
+options:
+  events:
+    description: Normalized alert events (firing and resolved). Each is validated on its own.
+    type: list
+    elements: raw
+    default: []
+  rules:
+    description:
+      - The ruleset, a list of C({name, match, action, priority, dry_run, rate}). C(match) may hold C(fault_class)
+        (list), C(code) (list of integers), C(labels) (mapping the alert labels must contain), C(severity) and C(alertname)
+        (lists); an empty C(match) matches every alert. C(action) is one of C(record), C(quarantine),
+        C(quarantine_drain), C(partial_drain), C(reset_gpu), C(reboot), C(replace), C(contact_support), C(driver_reload).
+      - An empty list uses the built-in ruleset (returned as C(rules); see docs/operate-sentinel.md).
+    type: list
+    elements: raw
+    default: []
+  node_state:
+    description: Per node, what is recorded on it (the C(nodes) return value of M(dsxos.cluster.node_incident) C(get)).
+      A node missing here is taken as existing with nothing recorded.
+    type: dict
+    default: {}
+  manual_nodes:
+    description: Nodes of a manual run; each gets a synthesized event with O(manual_reason) and O(manual_action) that
+      bypasses the rules (not the opt-out label, the attempt cap or O(destructive)). A node with an open incident resumes it.
+    type: list
+    elements: str
+    default: []
+  manual_reason:
+    description: Why the manual run quarantines O(manual_nodes) (required with them).
+    type: str
+    default: ""
+  manual_action:
+    description: Action of the manual run.
+    type: str
+    default: quarantine
+    choices: [quarantine, quarantine_drain, partial_drain, reset_gpu, reboot, replace, contact_support, driver_reload]
+  destructive:
+    description: Allow drains and remediations. When false only record and quarantine happen.
+    type: bool
+    default: false
+  dry_run:
+    description: Mark every decision as a dry run (the role then reports it and changes nothing). Rules can set their own C(dry_run).
+    type: bool
+    default: false
+  attempt_cap:
+    description: Remediation attempts per node within O(attempt_window_s) after which the node needs attention.
+    type: int
+    default: 3
+  attempt_window_s:
+    description: Window of O(attempt_cap) in seconds.
+    type: float
+    default: 86400.0
+  now:
+    description: Current time (RFC 3339) for the attempt window and manual events; default the controller's clock.
+    type: str
+attributes:
+  check_mode:
+    description: Can run in check_mode and return changed status prediction without modifying target.
+    support: full
+  diff_mode:
+    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
+    support: none
+"""
+
+EXAMPLES = r"""
+- name: Read what is recorded on the alerting nodes
+  dsxos.cluster.node_incident:
+    action: get
+    nodes: "{{ sentinel_events | map(attribute='node') | unique | list }}"
+  register: state
+
+- name: Decide
+  dsxos.cluster.sentinel_plan:
+    events: "{{ sentinel_events }}"
+    node_state: "{{ state.nodes }}"
+    destructive: true
+    rules:
+      - name: fallen-off-bus
+        match: {fault_class: [fallen-off-bus]}
+        action: reboot
+        priority: 10
+      - name: app-storm
+        match: {fault_class: [application]}
+        rate: {count: 5, window_s: 600}
+        action: quarantine
+        priority: 90
+  register: plan
+"""
+
+RETURN = r"""
+decisions:
+  description:
+    - One per node with valid firing alerts - C(node), C(kind) (C(open), C(resume), C(join), C(needs_attention),
+      C(record)), C(action), C(rule), C(incident) (id; deterministic for a new incident), C(reason), C(state),
+      C(events) (the alerts of the incident), C(join_events), C(record_events), C(gpus), C(pods), C(dry_run),
+      C(steps) (C(quarantine), C(drain) none/partial/full, C(remediate), C(recertify)), C(held_back), C(acts).
+  returned: success
+  type: list
+  elements: dict
+acting:
+  description: The decisions that change a node (C(acts) true).
+  returned: success
+  type: list
+  elements: dict
+batches:
+  description: Nodes of the acting decisions by action.
+  returned: success
+  type: dict
+  sample: {reboot: [gpu-3], quarantine: [gpu-7, gpu-9]}
+records:
+  description: Per node, the alerts that are only recorded (C(node), C(reason), C(events)).
+  returned: success
+  type: list
+  elements: dict
+releases:
+  description: Per node, the resolved alerts that belong to its open incident (C(node), C(incident), C(state), C(events)).
+  returned: success
+  type: list
+  elements: dict
+skipped:
+  description: Alerts not acted on, each with C(node), C(fingerprint), C(starts_at), C(verdict) (C(stale), C(replay),
+    C(missing), C(ended), C(not-ours), ...) and C(reason).
+  returned: success
+  type: list
+  elements: dict
+rejected:
+  description: Malformed events with their C(index), C(reason) and a bounded C(event) summary.
+  returned: success
+  type: list
+  elements: dict
+counts:
+  description: C(events), C(rejected), C(skipped), C(releases), C(acting), C(recorded), C(joined), C(dry_run).
+  returned: success
+  type: dict
+nodes:
+  description: The nodes named by valid events (what M(dsxos.cluster.node_incident) C(get) should read).
+  returned: success
+  type: list
+  elements: str
+rules:
+  description: The validated ruleset in the order it is tried.
+  returned: success
+  type: list
+  elements: dict
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.dsxos.cluster.plugins.module_utils.common.entry import call_entry, finish
+from ansible_collections.dsxos.cluster.plugins.module_utils.operate.entry import SENTINEL_PLAN
+
+
+def main() -> None:
+    module = AnsibleModule(argument_spec=SENTINEL_PLAN.spec, supports_check_mode=True, **SENTINEL_PLAN.module_options)
+    finish(module, call_entry(SENTINEL_PLAN, module.params, module.check_mode, module._diff))
+
+
+if __name__ == "__main__":
+    main()
