@@ -47,6 +47,9 @@ from ansible_collections.dsxos.cluster.plugins.module_utils.configure.entry impo
     BUNDLE_RENDER, run_render, run_resolve)
 from ansible_collections.dsxos.cluster.plugins.module_utils.configure import bundle_writer, store_cache  # noqa: E402
 from ansible_collections.dsxos.cluster.plugins.module_utils.configure.recipe_store import RecipeStore  # noqa: E402
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.bundle_render import render_bundle  # noqa: E402
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.component_values import build_component_bundles  # noqa: E402
+from ansible_collections.dsxos.cluster.plugins.module_utils.configure.recipe_model import RecipeResult  # noqa: E402
 
 ANCHOR_S = 2.9  # published: the upstream aicr CLI, 75 processes, this machine
 DEPLOYERS = {"helm": {}, "argocd": {"repo_url": "https://git.example.com/gitops.git", "revision": "main"}}
@@ -253,10 +256,7 @@ def profile_in_process(tmp: str, criteria: list) -> dict:
 
 
 def bench_durability(tmp: str, criteria: list, repeat: int) -> dict:
-    """The 50 bundles (rendered once, in check mode) written to fresh destinations with each durability method."""
-    from ansible_collections.dsxos.cluster.plugins.module_utils.configure.bundle_render import render_bundle  # pylint: disable=import-outside-toplevel
-    from ansible_collections.dsxos.cluster.plugins.module_utils.configure.component_values import build_component_bundles  # pylint: disable=import-outside-toplevel
-    from ansible_collections.dsxos.cluster.plugins.module_utils.configure.recipe_model import RecipeResult  # pylint: disable=import-outside-toplevel
+    """The 50 bundles (rendered once, in memory) written to fresh destinations with each durability method."""
     store = store_cache.cached_store([], include_builtin=True)
     trees = []
     for crit in criteria:

@@ -29,6 +29,9 @@ if [ "${1:-}" != "--bootstrap" ]; then
         # Operate: a real Alertmanager in front of the EDA source (tests/harness/alertmanager_process.py starts
         # the binary itself on 127.0.0.1; the package's systemd service is not needed)
         [prometheus-alertmanager]=prometheus-alertmanager
+        # Operate: promtool checks and unit-tests the GPU alert rules (tests/unit/test_alert_rules.py); the
+        # package's prometheus service is not needed
+        [promtool]=prometheus
         # Operate: ansible-rulebook's rule engine (drools_jpy) needs a Java 17+ runtime
         [java]=openjdk-17-jre-headless
     )

@@ -47,7 +47,7 @@ options:
         node scheduling options (O(system_node_selector) ... O(nodes)) are the task's for every item.
       - Two items with the same O(bundles[].dest), or one inside another's, are refused before anything is written.
       - Every item is attempted; the task is changed when any bundle changed and fails when any failed, its message naming
-        each failed item as C(bundles[i] (dest)). The per-item results are in RV(bundles).
+        each failed item as C(bundles[i]) followed by its destination. The per-item results are in RV(bundles).
     type: list
     elements: dict
     suboptions:

@@ -293,7 +293,7 @@ echo "replacement order R-1 placed"
     assert [p["body"]["kind"] for p in handler.posts] == ["ticket", "contact_support"]
     assert unreachable["ok"] is False and "post to http://127.0.0.1:9 failed" in unreachable["message"], unreachable
     assert TOKEN not in run.stdout and TOKEN not in run.stderr
-    assert TOKEN not in json.dumps([t["result"] for t in run.tasks], default=str), "the token leaked into a task result"
+    assert TOKEN not in json.dumps([t["result"] for t in run.tasks], default=str), [(t["task"], [k for k, v in t["result"].items() if TOKEN in json.dumps(v, default=str)]) for t in run.tasks if TOKEN in json.dumps(t["result"], default=str)]
     assert run.rc == 0
 
     handler.status = 500

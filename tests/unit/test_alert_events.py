@@ -4,14 +4,17 @@
 """Alertmanager webhook payloads to normalized events: validation, normalization, dedup, batching (pure logic)."""
 from __future__ import annotations
 
+import ast
 import copy
 import json
+from pathlib import Path
 
 import pytest
+import yaml
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from ansible_collections.dsxos.cluster.plugins.module_utils.common.errors import InputError
-from ansible_collections.dsxos.cluster.plugins.module_utils.gpu.fault_classes import FAULT_CLASSES
+from ansible_collections.dsxos.cluster.plugins.module_utils.gpu.fault_classes import FAULT_CLASSES, HARDWARE_CLASSES
 from ansible_collections.dsxos.cluster.plugins.module_utils.kube.names import K8sInvalidName
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.alert_events import (
     EVENT_KEYS, REJECT_REASONS, AlertPayloadError, Batcher, Deduplicator, PayloadLimits, Rejection, check_node_name,
@@ -79,6 +82,12 @@ def test_node_fallbacks(labels, node):
     assert normalize_payload(payload(alert(**labels)))[0]["node"] == node
 
 
+@pytest.mark.parametrize("code,expected", [("48", 48), ("DCGM_FR_DBE_VIOLATION", 103), ("DCGM_FR_NOT_IN_THE_CATALOG", None)])
+def test_code_label_digits_or_dcgm_error_name(code, expected):
+    (event,) = normalize_payload(payload(alert(code=code)))
+    assert event["code"] == expected and event["labels"]["code"] == code
+
+
 def test_unknown_fault_class_is_recorded_as_unknown_and_the_original_kept_in_labels():
     (event,) = normalize_payload(payload(alert(fault_class="cosmic-ray")))
     assert event["fault_class"] == "unknown" and event["labels"]["fault_class"] == "cosmic-ray"
@@ -96,6 +105,7 @@ def test_unknown_fault_class_is_recorded_as_unknown_and_the_original_kept_in_lab
     ({"gpu": "0; reboot"}, "invalid_label", "label gpu"),
     ({"UUID": "not-a-uuid"}, "invalid_label", "label UUID"),
     ({"code": "XID79"}, "invalid_label", "label code"),
+    ({"code": "dcgm_fr_x; reboot"}, "invalid_label", "label code"),
     ({"action": "drain; reboot"}, "invalid_label", "label action"),
     ({"pod": "train-0"}, "invalid_label", "without a namespace"),
     ({"pod": "Train_0", "namespace": "ml"}, "invalid_label", "pod/namespace"),
@@ -355,3 +365,54 @@ def test_batcher_loses_and_duplicates_nothing(items, max_size):
     assert seen == list(range(len(items)))
     assert all(batch.events and len(batch.events) <= max_size for batch in out)
     assert all(event["status"] == batch.status for batch in out for event in batch.events)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The shipped configuration agrees with the code
+# ---------------------------------------------------------------------------------------------------------------------
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_alertmanager_example_groups_by_node_sends_resolved_and_inhibits_application_by_hardware():
+    config = yaml.safe_load((REPO / "extensions/alertmanager/alertmanager.yml").read_text(encoding="utf-8"))
+    (route,) = config["route"]["routes"]
+    assert route["group_by"] == ["node"] and route["receiver"] == "dsxos-gpu-sentinel"
+    (rule,) = config["inhibit_rules"]
+    assert rule["equal"] == ["node", "gpu"]
+    assert rule["source_matchers"] == ['fault_class=~"%s"' % "|".join(HARDWARE_CLASSES)]
+    assert rule["target_matchers"] == ['fault_class="application"']
+    receiver = next(item for item in config["receivers"] if item["name"] == "dsxos-gpu-sentinel")
+    (webhook,) = receiver["webhook_configs"]
+    assert webhook["send_resolved"] is True and webhook["url"].endswith("/alerts")
+    assert webhook["http_config"]["authorization"] == {"type": "Bearer", "credentials_file": "/etc/dsxos/eda-token"}
+
+
+def test_rulebooks_pass_the_batch_to_the_sentinel_playbooks():
+    (play,) = yaml.safe_load((REPO / "extensions/eda/rulebooks/gpu_sentinel.yml").read_text(encoding="utf-8"))
+    (source,) = play["sources"]
+    assert "dsxos.cluster.alertmanager_gpu" in source
+    actions = {rule["condition"]: rule["action"]["run_playbook"] for rule in play["rules"]}
+    passed = {"sentinel_events": "{{ event.batch }}"}
+    assert actions == {
+        'event.batch is defined and event.status == "firing"': {"name": "dsxos.cluster.remediate", "extra_vars": passed},
+        'event.batch is defined and event.status == "resolved"': {"name": "dsxos.cluster.release", "extra_vars": passed},
+    }
+    (play,) = yaml.safe_load((REPO / "extensions/eda/rulebooks/gpu_sentinel_controller.yml").read_text(encoding="utf-8"))
+    assert [rule["action"]["run_job_template"]["job_args"] for rule in play["rules"]] == [
+        {"extra_vars": {"sentinel_events": "{{ event.batch }}"}}] * 2
+
+
+def test_source_plugin_documents_every_option_it_reads():
+    path = REPO / "extensions/eda/plugins/event_source/alertmanager_gpu.py"
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    docs = next(node.value.value for node in tree.body if isinstance(node, ast.Assign)
+                and getattr(node.targets[0], "id", "") == "DOCUMENTATION")
+    documented = set(yaml.safe_load(docs)["options"])
+    read = {node.args[1].value for node in ast.walk(tree) if isinstance(node, ast.Call) and len(node.args) >= 2
+            and getattr(node.func, "id", "") in ("_int", "_float", "_secret") and isinstance(node.args[1], ast.Constant)}
+    read |= {node.args[0].value for node in ast.walk(tree) if isinstance(node, ast.Call) and node.args
+             and isinstance(node.func, ast.Attribute) and node.func.attr == "get" and getattr(node.func.value, "id", "") == "args"
+             and isinstance(node.args[0], ast.Constant)}
+    read |= {key + "_file" for key in ("token", "hmac_secret")}
+    assert read == documented

@@ -192,3 +192,21 @@ def test_syncfs_method_is_one_call_and_its_failure_keeps_the_old_bundle(tmp_path
     assert os.strerror(errno.EIO) in str(err.value)
     assert _tree_bytes(dest) == {k: v.content for k, v in FILES.items()}
     assert sorted(os.listdir(tmp_path)) == ["dest"]  # the temporary tree is gone
+
+
+# ---------------------------------------------------------------- deployer_helm: parsed manifest namespaces are memoized
+
+def test_declared_namespaces_memo_follows_content_and_never_caches_errors():
+    from ansible_collections.dsxos.cluster.plugins.module_utils.configure import deployer_helm  # pylint: disable=import-outside-toplevel
+    from ansible_collections.dsxos.cluster.plugins.module_utils.configure.recipe_model import ComponentBundle  # pylint: disable=import-outside-toplevel
+
+    def component(text):
+        return ComponentBundle(name="c", type="Helm", order=0, namespace="", manifests={"m.yaml": text})
+    one = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: one}\n"
+    two = one.replace("one", "two")
+    assert deployer_helm.declared_namespaces(component(one)) == {"one"}
+    assert deployer_helm.declared_namespaces(component(two)) == {"two"}
+    assert deployer_helm.declared_namespaces(component(one)) == {"one"}
+    for dummy in range(2):
+        with pytest.raises(RenderError):
+            deployer_helm.declared_namespaces(component("a: [unclosed\n"))

@@ -99,16 +99,27 @@ def namespace_of(component: ComponentBundle) -> str:
     return component.namespace or DEFAULT_NAMESPACE
 
 
+#: ``(source, sha256 of the text) -> namespaces`` of manifests already parsed in this process (a bundle asks for
+#: each component several times, a batch for the same manifests in many bundles); bounded, cleared when full.
+_DECLARED: Dict[Tuple[str, bytes], frozenset] = {}
+
+
 def declared_namespaces(component: ComponentBundle) -> Set[str]:
     """The ``metadata.namespace`` values the component's rendered manifests declare themselves."""
     found: Set[str] = set()
     for file_name in sorted(component.manifests):
-        docs = load_yaml_text(component.manifests[file_name], source="%s/manifests/%s" % (component.name, file_name),
-                              multi=True, error=RenderError)
-        for doc in docs:
-            meta = doc.get("metadata") if isinstance(doc, dict) else None
-            if isinstance(meta, dict) and isinstance(meta.get("namespace"), str) and meta["namespace"]:
-                found.add(meta["namespace"])
+        source = "%s/manifests/%s" % (component.name, file_name)
+        key = (source, hashlib.sha256(component.manifests[file_name].encode("utf-8")).digest())
+        if key not in _DECLARED:
+            names = set()
+            for doc in load_yaml_text(component.manifests[file_name], source=source, multi=True, error=RenderError):
+                meta = doc.get("metadata") if isinstance(doc, dict) else None
+                if isinstance(meta, dict) and isinstance(meta.get("namespace"), str) and meta["namespace"]:
+                    names.add(meta["namespace"])
+            if len(_DECLARED) >= 512:
+                _DECLARED.clear()
+            _DECLARED[key] = frozenset(names)
+        found.update(_DECLARED[key])
     return found
 
 

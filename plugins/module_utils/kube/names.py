@@ -43,7 +43,7 @@ def _validate_dns_name(value: Any, field: str, max_len: int, pattern: Any, kind:
     name = _require_str(value, field)
     if len(name) > max_len:
         raise K8sInvalidName(f"{field} is {len(name)} characters long; at most {max_len} are allowed", field, value)
-    if not pattern.match(name):
+    if not pattern.fullmatch(name):
         raise K8sInvalidName(f"{field} is not a valid RFC 1123 {kind}: {allowed}, starting and ending with a letter or digit",
                              field, value)
     return name

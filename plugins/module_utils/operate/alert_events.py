@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
 
 from ansible_collections.dsxos.cluster.plugins.module_utils.common.errors import InputError
+from ansible_collections.dsxos.cluster.plugins.module_utils.gpu.fault_catalog import lookup_dcgm_error
 from ansible_collections.dsxos.cluster.plugins.module_utils.gpu.fault_classes import FAULT_CLASSES
 from ansible_collections.dsxos.cluster.plugins.module_utils.kube.names import (
     K8sInvalidName, validate_namespace, validate_node_name, validate_subdomain,
@@ -50,7 +51,7 @@ _NODE_RE = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0
 _PORT_SUFFIX_RE = re.compile(r"(.+):[0-9]{1,5}")
 _GPU_RE = re.compile(r"[0-9]{1,4}")
 _UUID_RE = re.compile(r"(GPU|MIG)-[A-Za-z0-9/_-]{1,120}")
-_CODE_RE = re.compile(r"[0-9]{1,9}")
+_CODE_RE = re.compile(r"[0-9]{1,9}|DCGM_FR_[A-Z0-9_]{1,80}")
 _ACTION_RE = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]{0,62})?")
 _MAX_SHOWN = 80
 
@@ -309,6 +310,17 @@ def _pods_of(labels: Mapping[str, str]) -> List[Dict[str, str]]:
     return [{"namespace": namespace, "name": pod}]
 
 
+def _code(text: Optional[str]) -> Optional[int]:
+    """The number of a ``code`` label: digits as they are, a ``DCGM_FR_*`` name through the DCGM catalog (None when
+    the catalog does not know it; the name stays in ``labels``)."""
+    if text is None:
+        return None
+    if text.isdigit():
+        return int(text)
+    entry = lookup_dcgm_error(text)
+    return entry.code if entry.known else None
+
+
 def normalize_alert(alert: Mapping[str, Any]) -> Dict[str, Any]:
     """The normalized event of one VALIDATED alert (see :data:`EVENT_KEYS`); raises ``_Reject`` for unsafe labels.
 
@@ -319,7 +331,7 @@ def normalize_alert(alert: Mapping[str, Any]) -> Dict[str, Any]:
     node = _node_of(labels)
     gpu = _optional(labels, ("gpu",), _GPU_RE, "a GPU index (digits)")
     uuid = _optional(labels, ("UUID", "uuid"), _UUID_RE, "a GPU or MIG UUID (GPU-... / MIG-...)")
-    code_text = _optional(labels, ("code",), _CODE_RE, "an XID/DCGM code (digits)")
+    code_text = _optional(labels, ("code",), _CODE_RE, "an XID/DCGM code (digits or a DCGM_FR_* name)")
     action = labels.get("action") or ""
     if not _ACTION_RE.fullmatch(action):
         raise _Reject("invalid_label", "label action is not a label value (letters, digits, '-', '_', '.'): %s" % shown(action))
@@ -334,7 +346,7 @@ def normalize_alert(alert: Mapping[str, Any]) -> Dict[str, Any]:
         "node": node,
         "gpu": gpu,
         "uuid": uuid,
-        "code": int(code_text) if code_text is not None else None,
+        "code": _code(code_text),
         "fault_class": fault_class,
         "action": action,
         "status": status,

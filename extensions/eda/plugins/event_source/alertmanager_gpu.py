@@ -13,8 +13,8 @@ DOCUMENTATION = r"""
 short_description: Receive Alertmanager webhooks and emit batches of normalized GPU fault events
 description:
   - An HTTP server for Alertmanager's webhook receiver (payload version 4).
-  - Every request must carry C(Authorization: Bearer <token>) (option O(token)) and/or an HMAC-SHA256 signature of the
-    body in the header O(hmac_header) (option O(hmac_secret)); a missing or wrong one is answered 401.
+  - 'Every request must carry C(Authorization: Bearer <token>) (option O(token)) and/or an HMAC-SHA256 signature of the
+    body in the header O(hmac_header) (option O(hmac_secret)); a missing or wrong one is answered 401.'
   - A body larger than O(max_body_bytes) is answered 413, a body that is not JSON or not a valid Alertmanager
     payload 400 (the reply lists every problem by field path); nothing of such a request is queued.
   - Each alert becomes one normalized event (node, gpu, uuid, code, fault_class, action, status, fingerprint,
@@ -23,9 +23,9 @@ description:
   - Events already passed on with the same (fingerprint, status) within O(dedup_window_s) are dropped.
   - Accepted events wait in a bounded queue of O(queue_size) events; when it cannot take a request's events the
     request is answered 503 with C(Retry-After) (Alertmanager retries 5xx) and nothing of it is queued.
-  - Events are collected for O(batch_window_s) seconds (or until O(batch_max) events) and put on the rulebook queue
+  - 'Events are collected for O(batch_window_s) seconds (or until O(batch_max) events) and put on the rulebook queue
     as ONE event per status, C({"batch": [events], "status": "firing"|"resolved", "nodes": [...], "count": N,
-    "batch_id": I, "first_received_at": T, "emitted_at": T}), so that a storm becomes a few playbook runs.
+    "batch_id": I, "first_received_at": T, "emitted_at": T}), so that a storm becomes a few playbook runs.'
   - Prometheus metrics (prometheus_client) on C(/metrics) of the same listener, or of O(metrics_port).
 options:
   host:
@@ -332,8 +332,9 @@ class AlertSource:
                 self.pending.put_nowait((event, received_at))
         self.metrics.deduplicated.inc(len(duplicates))
         self.metrics.queue_depth.set(self.pending.qsize())
-        LOG.info("webhook from receiver %s: %d alerts, %d queued, %d duplicates, %d rejected", AE.shown(payload["receiver"]),
-                 len(results), len(fresh), len(duplicates), len(rejections))
+        LOG.info("webhook from receiver %s, group %s: %d alerts, %d queued, %d duplicates, %d rejected",
+                 AE.shown(payload["receiver"]), AE.shown(payload["groupLabels"]), len(results), len(fresh), len(duplicates),
+                 len(rejections))
         return web.json_response({"accepted": len(fresh), "duplicates": len(duplicates),
                                   "rejected": [item.to_dict() for item in rejections]})
 

@@ -1,0 +1,135 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, dsxos.cluster contributors
+# Apache License 2.0 (see LICENSE)
+"""A real Prometheus Alertmanager for tests: Debian's ``prometheus-alertmanager`` on 127.0.0.1, plain HTTP.
+
+``AlertmanagerProcess(workdir, config).start()`` writes ``config`` (a dict, e.g. extensions/alertmanager/alertmanager.yml
+loaded and adapted) into ``workdir``, starts ``prometheus-alertmanager`` on a free port with its own storage directory
+and clustering off (never the packaged systemd service), waits until ``/-/ready`` answers, and ``stop()`` ends exactly
+that process (by its PID). ``post_alerts()`` posts to the v2 API as Prometheus does; ``alert()`` builds one alert.
+A missing binary is an error that names the package, never a skip.
+"""
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import shutil
+import socket
+import subprocess
+import time
+import urllib.request
+from typing import Any, Dict, List, Optional
+
+import yaml
+
+BINARY = "prometheus-alertmanager"
+PACKAGE = "prometheus-alertmanager"
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def rfc3339(when: Optional[float] = None) -> str:
+    """``when`` (epoch seconds, default now) as an RFC 3339 UTC time with milliseconds."""
+    moment = datetime.datetime.fromtimestamp(time.time() if when is None else when, tz=datetime.timezone.utc)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + "%03dZ" % (moment.microsecond // 1000)
+
+
+def alert(labels: Dict[str, str], resolved: bool = False, annotations: Optional[Dict[str, str]] = None) -> Dict[str, Any]:
+    """One alert for ``POST /api/v2/alerts``: firing (no end), or resolved (ended a second ago)."""
+    body: Dict[str, Any] = {"labels": dict(labels), "annotations": dict(annotations or {}),
+                            "generatorURL": "http://prometheus.test/graph"}
+    if resolved:
+        body["endsAt"] = rfc3339(time.time() - 1)
+    return body
+
+
+class AlertmanagerProcess:
+    """One Alertmanager process; use as a context manager or call ``start()``/``stop()``."""
+
+    def __init__(self, workdir: str, config: Dict[str, Any], start_timeout_s: float = 30.0) -> None:
+        self.workdir = workdir
+        self.config = config
+        self.start_timeout_s = start_timeout_s
+        self.port = 0
+        self.proc: Optional[subprocess.Popen] = None
+        self.log_path = os.path.join(workdir, "alertmanager.log")
+
+    @property
+    def url(self) -> str:
+        return "http://127.0.0.1:%d" % self.port
+
+    def start(self) -> "AlertmanagerProcess":
+        binary = shutil.which(BINARY) or ("/usr/bin/" + BINARY if os.path.exists("/usr/bin/" + BINARY) else None)
+        if binary is None:
+            raise RuntimeError("%s not found: install the Debian package %s (apt-get install -y --no-install-recommends %s; "
+                               "scripts/system_deps.sh does)" % (BINARY, PACKAGE, PACKAGE))
+        storage = os.path.join(self.workdir, "data")
+        os.makedirs(storage, exist_ok=True)
+        config_path = os.path.join(self.workdir, "alertmanager.yml")
+        with open(config_path, "w", encoding="utf-8") as handle:
+            yaml.safe_dump(self.config, handle, sort_keys=False)
+        self.port = free_port()
+        log = open(self.log_path, "wb")  # pylint: disable=consider-using-with
+        try:
+            self.proc = subprocess.Popen(
+                [binary, "--config.file=" + config_path, "--storage.path=" + storage,
+                 "--web.listen-address=127.0.0.1:%d" % self.port, "--cluster.listen-address=", "--log.level=debug"],
+                stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+        finally:
+            log.close()
+        deadline = time.monotonic() + self.start_timeout_s
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError("%s exited with %s: %s" % (BINARY, self.proc.returncode, self.log()))
+            try:
+                with urllib.request.urlopen(self.url + "/-/ready", timeout=2) as resp:
+                    if resp.status == 200:
+                        return self
+            except OSError:
+                pass
+            time.sleep(0.1)
+        self.stop()
+        raise RuntimeError("%s did not become ready on %s within %ss: %s" % (BINARY, self.url, self.start_timeout_s, self.log()))
+
+    def post_alerts(self, alerts: List[Dict[str, Any]]) -> None:
+        """``POST /api/v2/alerts`` (what Prometheus does); raises on any answer but 200."""
+        request = urllib.request.Request(self.url + "/api/v2/alerts", data=json.dumps(alerts).encode("utf-8"),
+                                         headers={"Content-Type": "application/json"}, method="POST")
+        with urllib.request.urlopen(request, timeout=10) as resp:
+            if resp.status != 200:
+                raise RuntimeError("Alertmanager answered %d to POST /api/v2/alerts" % resp.status)
+
+    def alerts(self) -> List[Dict[str, Any]]:
+        """``GET /api/v2/alerts``: the alerts Alertmanager holds, with their ``status.inhibitedBy``."""
+        with urllib.request.urlopen(self.url + "/api/v2/alerts", timeout=10) as resp:
+            return json.loads(resp.read().decode("utf-8"))
+
+    def log(self) -> str:
+        try:
+            with open(self.log_path, "r", encoding="utf-8", errors="replace") as handle:
+                return handle.read()[-6000:]
+        except OSError:
+            return ""
+
+    def stop(self) -> None:
+        """Terminate the process this object started (by PID), then kill it if it does not exit in 10 s."""
+        proc, self.proc = self.proc, None
+        if proc is None or proc.poll() is not None:
+            return
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)
+
+    def __enter__(self) -> "AlertmanagerProcess":
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()

@@ -1,0 +1,337 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, dsxos.cluster contributors
+# Apache License 2.0 (see LICENSE)
+"""operate/incident.py (pure state machine, stale/replay rules) and operate/remediation_state.py (the Node annotations,
+resourceVersion preconditions and Events) in-process against the emulator; node_incident's DOCUMENTATION = its spec."""
+from __future__ import annotations
+
+import ast
+import json
+import os
+
+import pytest
+import yaml
+
+from ansible_collections.dsxos.cluster.plugins.module_utils.common.entry import call_entry
+from ansible_collections.dsxos.cluster.plugins.module_utils.kube.client import KubeClient, auth_from_params
+from ansible_collections.dsxos.cluster.plugins.module_utils.kube.connection_options import K8S_AUTH_SPEC
+from ansible_collections.dsxos.cluster.plugins.module_utils.operate import entry
+from ansible_collections.dsxos.cluster.plugins.module_utils.operate.incident import (
+    ANN_ATTEMPTS, ANN_INCIDENT, ANN_INCIDENT_HISTORY, LABEL_INCIDENT_STATE, NEEDS_ATTENTION, STATES, AdvanceRequest, IncidentError,
+    NodeIncidents, OpenRequest, classify_firing, classify_resolved, format_time, incident_id_for, parse_rfc3339, plan_advance, plan_close,
+    plan_join, plan_open, plan_record, plan_resolve,
+)
+from ansible_collections.dsxos.cluster.plugins.module_utils.operate.remediation_state import run_node_incident, validate_options
+from ansible_collections.dsxos.cluster.tests.harness.k8s_emulator.pytest_fixture import (  # noqa: F401  pylint: disable=unused-import
+    k8s_emulator, k8s_emulator_factory)
+
+# pylint: disable=redefined-outer-name
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+T0 = parse_rfc3339("2026-03-01T10:00:00Z")
+
+
+def at(offset_s):
+    return format_time(T0 + offset_s)
+
+
+def ev(fingerprint, offset_s=0):
+    return {"fingerprint": fingerprint, "starts_at": at(offset_s)}
+
+
+class FakeNode:
+    """A Node dict whose annotations/labels follow the planned changes (what the API patch does)."""
+
+    def __init__(self, name="gpu-0"):
+        self.node = {"metadata": {"name": name, "resourceVersion": "1", "labels": {}, "annotations": {}}, "spec": {}}
+
+    @property
+    def view(self):
+        return NodeIncidents.from_node(self.node)
+
+    def apply(self, change):
+        meta = self.node["metadata"]
+        for key, value in change.annotations.items():
+            if value is None:
+                meta["annotations"].pop(key, None)
+            else:
+                meta["annotations"][key] = value
+        for key, value in change.labels.items():
+            if value is None:
+                meta["labels"].pop(key, None)
+            else:
+                meta["labels"][key] = value
+        meta["resourceVersion"] = str(int(meta["resourceVersion"]) + 1)
+        return change
+
+
+def opened(fake, incident="sen-000000000001", events=(ev("fp-1"),), offset_s=10, state="quarantined", action="reboot"):
+    return fake.apply(plan_open(fake.view, OpenRequest(incident=incident, action=action, reason=f"sentinel incident {incident}",
+                                                      events=tuple(events), state=state), at(offset_s)))
+
+
+def advance(fake, state, offset_s=20, incident="sen-000000000001", **kw):
+    return fake.apply(plan_advance(fake.view, AdvanceRequest(incident=incident, state=state, **kw), at(offset_s), T0 + offset_s))
+
+
+def test_open_records_incident_label_and_event_and_is_idempotent():
+    fake = FakeNode()
+    change = opened(fake)
+    assert change.changed and change.event["reason"] == "SentinelQuarantined"
+    assert fake.node["metadata"]["labels"][LABEL_INCIDENT_STATE] == "quarantined"
+    incident = json.loads(fake.node["metadata"]["annotations"][ANN_INCIDENT])
+    assert incident["id"] == "sen-000000000001" and incident["events"] == [ev("fp-1")] and incident["opened_at"] == at(10)
+    again = plan_open(fake.view, OpenRequest(incident="sen-000000000001", action="reboot", reason="r", events=(ev("fp-1"),)), at(11))
+    assert not again.changed and again.result["opened"] is False
+    other = plan_open(fake.view, OpenRequest(incident="sen-000000000002", action="reboot", reason="r", events=(ev("fp-9", 30),)), at(40))
+    assert not other.changed and other.result["conflict"] == "sen-000000000001"
+
+
+def test_state_machine_walks_to_returned_and_refuses_skips():
+    fake = FakeNode()
+    opened(fake)
+    for offset, state in enumerate(("draining", "drained"), start=20):
+        assert advance(fake, state, offset).event["reason"] == {"draining": "SentinelDraining", "drained": "SentinelDrained"}[state]
+    with pytest.raises(IncidentError, match="cannot go from drained to quarantined"):
+        plan_advance(fake.view, AdvanceRequest(incident="sen-000000000001", state="quarantined"), at(30), T0 + 30)
+    assert advance(fake, "remediating", 30, attempt=True).result["incident"]["attempts"] == 1
+    assert advance(fake, "recertifying", 40).changed
+    with pytest.raises(IncidentError, match="use close"):
+        plan_advance(fake.view, AdvanceRequest(incident="sen-000000000001", state="returned"), at(41), T0 + 41)
+    closed = fake.apply(plan_close(fake.view, "sen-000000000001", "returned", "recertified", at(50)))
+    assert closed.event["reason"] == "SentinelReturned" and closed.result["ended"]
+    meta = fake.node["metadata"]
+    assert ANN_INCIDENT not in meta["annotations"] and LABEL_INCIDENT_STATE not in meta["labels"]
+    history = json.loads(meta["annotations"][ANN_INCIDENT_HISTORY])
+    assert history[0]["outcome"] == "returned" and history[0]["events"] == [ev("fp-1")]
+    steps = [s["state"] for s in closed.result["closed"]["steps"]]
+    assert steps == ["quarantined", "draining", "drained", "remediating", "recertifying", "returned"]
+
+
+def test_return_only_after_recertifying_release_from_any_state():
+    fake = FakeNode()
+    opened(fake)
+    with pytest.raises(IncidentError, match="only a recertified incident"):
+        plan_close(fake.view, "sen-000000000001", "returned", "", at(20))
+    assert fake.apply(plan_close(fake.view, "sen-000000000001", "released", "alert resolved", at(20))).event["reason"] == "SentinelReleased"
+
+
+def test_a_run_for_an_ended_incident_does_nothing():
+    fake = FakeNode()
+    opened(fake)
+    fake.apply(plan_close(fake.view, "sen-000000000001", "released", "", at(20)))
+    late = plan_advance(fake.view, AdvanceRequest(incident="sen-000000000001", state="draining"), at(30), T0 + 30)
+    assert not late.changed and late.result["ended"] is True and late.result["outcome"] == "released"
+    assert not plan_close(fake.view, "sen-000000000001", "released", "", at(31)).changed
+    assert not plan_open(fake.view, OpenRequest(incident="sen-000000000001", action="reboot", reason="r", events=(ev("fp-1"),)),
+                         at(32)).changed
+    with pytest.raises(IncidentError, match="unknown incident"):
+        plan_advance(fake.view, AdvanceRequest(incident="sen-0000000000ff", state="draining"), at(30), T0 + 30)
+
+
+def test_stale_alert_and_replay_after_release_never_act():
+    fake = FakeNode()
+    opened(fake, events=(ev("fp-1", 0),), offset_s=10)
+    assert classify_firing(fake.view, "fp-1", at(0)).kind == "resume"
+    assert classify_firing(fake.view, "fp-old", at(5)).kind == "stale", "started before the incident opened, not part of it"
+    assert classify_firing(fake.view, "fp-new", at(15)).kind == "join"
+    fake.apply(plan_close(fake.view, "sen-000000000001", "released", "", at(100)))
+    assert classify_firing(fake.view, "fp-1", at(0)).kind == "replay"
+    assert classify_firing(fake.view, "fp-1", at(50)).kind == "replay", "started before the release ended the incident"
+    assert classify_firing(fake.view, "fp-old", at(5)).kind == "stale"
+    assert classify_firing(fake.view, "fp-1", at(200)).kind == "new", "the same alert firing again after the release is new"
+    refused = plan_open(fake.view, OpenRequest(incident="sen-000000000002", action="reboot", reason="r", events=(ev("fp-1", 0),)), at(300))
+    assert not refused.changed and refused.result["stale"][0]["verdict"] == "replay"
+
+
+def test_new_incident_after_release_is_not_cancelled_by_an_older_resolved_alert():
+    fake = FakeNode()
+    opened(fake, events=(ev("fp-1", 0),), offset_s=10)
+    fake.apply(plan_close(fake.view, "sen-000000000001", "released", "", at(100)))
+    opened(fake, incident="sen-000000000002", events=(ev("fp-1", 200),), offset_s=210)
+    old = plan_resolve(fake.view, [ev("fp-1", 0)], at(220))
+    assert not old.changed and old.result["ignored"][0]["verdict"] == "stale" and not old.result["all_resolved"]
+    other = plan_resolve(fake.view, [ev("fp-zz", 150)], at(220))
+    assert not other.changed and other.result["ignored"][0]["verdict"] == "not-ours"
+    assert classify_resolved(fake.view, "fp-1", at(200)).kind == "resolve"
+    done = fake.apply(plan_resolve(fake.view, [ev("fp-1", 200)], at(230)))
+    assert done.changed and done.result["all_resolved"] and done.result["resolved"] == ["fp-1"]
+
+
+def test_release_waits_for_every_alert_of_the_incident():
+    fake = FakeNode()
+    opened(fake, events=(ev("fp-1", 0), ev("fp-2", 1)), offset_s=10)
+    first = fake.apply(plan_resolve(fake.view, [ev("fp-1", 0)], at(20)))
+    assert first.changed and not first.result["all_resolved"]
+    assert fake.apply(plan_resolve(fake.view, [ev("fp-2", 1)], at(30))).result["all_resolved"]
+
+
+def test_join_adds_alerts_without_starting_anything():
+    fake = FakeNode()
+    opened(fake, offset_s=10)
+    advance(fake, "remediating", 20, attempt=True)
+    joined = fake.apply(plan_join(fake.view, None, [ev("fp-2", 15), ev("fp-3", 5)], at(25)))
+    assert joined.result["joined"] == ["fp-2"] and joined.result["stale"][0]["fingerprint"] == "fp-3"
+    assert joined.event["reason"] == "SentinelJoined" and fake.view.current.state == "remediating"
+    assert fake.view.current.attempts == 1 and not joined.labels
+
+
+def test_attempt_cap_sends_the_incident_to_needs_attention():
+    fake = FakeNode()
+    opened(fake, offset_s=10)
+    for offset in (20, 30):
+        advance(fake, "remediating", offset, attempt=True, attempt_cap=2)
+    capped = advance(fake, "remediating", 40, attempt=True, attempt_cap=2)
+    assert capped.result["capped"] and capped.result["state"] == NEEDS_ATTENTION and capped.event["type"] == "Warning"
+    assert len(json.loads(fake.node["metadata"]["annotations"][ANN_ATTEMPTS])) == 2
+    # outside the window the attempts no longer count
+    assert fake.view.attempts_within(T0 + 40 + 86400, 86400) == 0
+
+
+@pytest.mark.parametrize("state", [s for s in STATES if s != "returned"])
+def test_resume_from_every_state_is_idempotent_and_converges(state):
+    """A rerun that finds the incident in ``state`` re-enters it without change and can go on to its end."""
+    fake = FakeNode()
+    path = {"quarantined": [], "draining": ["draining"], "drained": ["draining", "drained"],
+            "remediating": ["draining", "drained", "remediating"], "recertifying": ["draining", "drained", "remediating", "recertifying"],
+            "needs-attention": ["needs-attention"]}[state]
+    opened(fake)
+    for index, step in enumerate(path):
+        advance(fake, step, 20 + index, attempt=step == "remediating")
+    rerun = plan_advance(fake.view, AdvanceRequest(incident="sen-000000000001", state=state), at(60), T0 + 60)
+    assert not rerun.changed and rerun.result["state"] == state
+    rest = {"quarantined": ["draining", "drained", "remediating", "recertifying"], "draining": ["drained", "remediating", "recertifying"],
+            "drained": ["remediating", "recertifying"], "remediating": ["recertifying"], "recertifying": [],
+            "needs-attention": ["recertifying"]}[state]
+    for index, step in enumerate(rest):
+        advance(fake, step, 70 + index, attempt=step == "remediating")
+    assert fake.apply(plan_close(fake.view, "sen-000000000001", "returned", "", at(90))).result["ended"]
+
+
+def test_record_keeps_recent_alerts_bounded_and_unique():
+    fake = FakeNode()
+    for index in range(5):
+        fake.apply(plan_record(fake.view, [dict(ev(f"app-{index}", index), fault_class="application")], at(index), limit=3))
+    assert not plan_record(fake.view, [dict(ev("app-4", 4), fault_class="application")], at(9)).changed
+    assert [r["fingerprint"] for r in fake.view.recent] == ["app-2", "app-3", "app-4"]
+
+
+def test_malformed_annotation_and_ids_are_named():
+    fake = FakeNode()
+    fake.node["metadata"]["annotations"][ANN_INCIDENT] = "{not json"
+    with pytest.raises(IncidentError, match="gpu-0.*dsxos.io/incident"):
+        NodeIncidents.from_node(fake.node)
+    with pytest.raises(IncidentError, match="incident id"):
+        plan_open(FakeNode().view, OpenRequest(incident="Bad_ID", action="reboot", reason="r", events=()), at(0))
+    for bad in ("2026-03-01T10:00:00Z\n", "2026-03-01 10:00", "yesterday"):
+        with pytest.raises(IncidentError):
+            parse_rfc3339(bad)
+    assert parse_rfc3339("2026-03-01T12:00:00.123456789+02:00") == pytest.approx(T0 + 0.123456789, abs=1e-6)
+    assert incident_id_for("gpu-0", "fp", at(0)) == incident_id_for("gpu-0", "fp", at(0)) != incident_id_for("gpu-1", "fp", at(0))
+
+
+def test_options_refuse_bad_names_before_any_call():
+    with pytest.raises(Exception, match="RFC 1123"):
+        validate_options({"action": "advance", "node": "gpu-1; rm -rf /", "incident": "sen-1", "state": "draining"})
+    with pytest.raises(IncidentError, match="needs incident"):
+        validate_options({"action": "close", "node": "gpu-1", "outcome": "released"})
+
+
+# ---------------------------------------------------------------------------------------------------- against the emulator
+
+
+def client_for(emu):
+    return KubeClient(auth_from_params({"kubeconfig": emu.kubeconfig_path, "retries": 1, "retry_backoff_s": 0.01}))
+
+
+def run(client, **params):
+    return run_node_incident(client, validate_options(params))
+
+
+def test_writes_carry_the_resource_version_and_emit_events(k8s_emulator):
+    emu = k8s_emulator
+    name = emu.add_nodes(1, "h100-eks", name_prefix="gpu-")[0]
+    emu.faults.set(f"/api/v1/nodes/{name}", methods=["PATCH"], error_rate=1.0, error_code=409)
+    opening = dict(action="open", node=name, incident="sen-00000000000a", remediation="reboot", reason="sentinel incident x",
+                   events=[ev("fp-1")], gpus=[3])
+    with client_for(emu) as client:
+        with pytest.raises(IncidentError, match="still conflicting after 3 attempts"):
+            run(client, conflict_retries=2, **opening)
+        assert ANN_INCIDENT not in (emu.api.get("v1", "Node", name)["metadata"].get("annotations") or {})
+        emu.faults.clear()
+        out = run(client, **opening)
+        assert out["changed"] and out["opened"] and out["attempts"] == 1 and out["event"]["reason"] == "SentinelQuarantined"
+        assert run(client, action="advance", node=name, incident="sen-00000000000a", state="draining")["state"] == "draining"
+        again = run(client, action="advance", node=name, incident="sen-00000000000a", state="draining")
+        assert not again["changed"]
+        state = run(client, action="get", nodes=[name, "no-such-node"])["nodes"]
+        assert state[name]["incident"]["state"] == "draining" and state["no-such-node"]["exists"] is False
+        listed = run(client, action="list")
+        assert [r["node"] for r in listed["nodes"]] == [name] and "| " + name + " | sen-00000000000a | draining |" in listed["markdown"]
+        closed = run(client, action="close", node=name, incident="sen-00000000000a", outcome="released", message="manual")
+        assert closed["ended"] and closed["event"]["reason"] == "SentinelReleased"
+        assert run(client, action="list")["nodes"] == []
+    events = [e for e in emu.api.list("v1", "Event", "default") if e["involvedObject"]["name"] == name]
+    assert sorted(e["reason"] for e in events) == ["SentinelDraining", "SentinelQuarantined", "SentinelReleased"]
+    assert all(e["involvedObject"]["kind"] == "Node" and e["source"]["component"] == "dsxos-sentinel" for e in events)
+
+
+def test_missing_node_and_check_mode(k8s_emulator):
+    emu = k8s_emulator
+    name = emu.add_nodes(1, "h100-eks", name_prefix="gpu-")[0]
+    with client_for(emu) as client:
+        with pytest.raises(IncidentError, match="not found"):
+            run(client, action="record", node="gpu-missing", events=[ev("fp-1")])
+        preview = run_node_incident(client, validate_options({"action": "open", "node": name, "incident": "sen-00000000000b",
+                                                              "remediation": "reboot", "reason": "r", "events": [ev("fp-1")]}), check_mode=True)
+        assert preview["changed"] and preview["opened"]
+    assert ANN_INCIDENT not in (emu.api.get("v1", "Node", name)["metadata"].get("annotations") or {})
+
+
+# ---------------------------------------------------------------------------------------------------- module contract
+
+
+def _options_of(module):
+    source = open(os.path.join(REPO, "plugins", "modules", module + ".py"), encoding="utf-8").read()  # pylint: disable=consider-using-with
+    namespace = {}
+    exec(source.split("from ansible.module_utils.basic import")[0], namespace)  # pylint: disable=exec-used
+    main = next(n for n in ast.parse(source).body if isinstance(n, ast.FunctionDef) and n.name == "main")
+    assert len(main.body) == 2
+    doc = yaml.safe_load(namespace["DOCUMENTATION"])
+    yaml.safe_load(namespace["EXAMPLES"])
+    yaml.safe_load(namespace["RETURN"])
+    return doc
+
+
+def _compare(doc, spec):
+    problems = []
+    for key in sorted(set(doc) | set(spec)):
+        if key not in doc or key not in spec:
+            problems.append(f"{key}: documented {key in doc}, declared {key in spec}")
+            continue
+        documented, declared = doc[key], spec[key]
+        for what, a, b in (("type", documented.get("type"), declared.get("type", "str")), ("choices", documented.get("choices"), declared.get("choices")),
+                           ("elements", documented.get("elements"), declared.get("elements")),
+                           ("required", bool(documented.get("required")), bool(declared.get("required")))):
+            if a != b:
+                problems.append(f"{key}.{what}: documented {a!r}, declared {b!r}")
+        if declared.get("default") not in (None,) and documented.get("default") != declared.get("default"):
+            problems.append(f"{key}.default: documented {documented.get('default')!r}, declared {declared.get('default')!r}")
+    return problems
+
+
+@pytest.mark.parametrize("module,point,k8s", [("node_incident", entry.NODE_INCIDENT, True), ("sentinel_plan", entry.SENTINEL_PLAN, False)])
+def test_documentation_is_the_spec(module, point, k8s):
+    doc = _options_of(module)
+    spec = {k: v for k, v in point.spec.items() if not (k8s and k in K8S_AUTH_SPEC)}
+    assert not _compare(doc["options"], spec)
+    assert ("dsxos.cluster.k8s_auth" in (doc.get("extends_documentation_fragment") or [])) == k8s
+    runtime = yaml.safe_load(open(os.path.join(REPO, "meta", "runtime.yml"), encoding="utf-8"))  # pylint: disable=consider-using-with
+    assert (module in runtime["action_groups"]["k8s"]) == k8s
+
+
+def test_entry_turns_bad_input_into_a_clean_failure():
+    params = {k: v.get("default") for k, v in entry.NODE_INCIDENT.spec.items()}
+    params.update(action="open", node="gpu-1\n", incident="sen-1", remediation="reboot", reason="r", events=[ev("fp")])
+    result = call_entry(entry.NODE_INCIDENT, params)
+    assert result["failed"] and "RFC 1123" in result["msg"]
