@@ -44,7 +44,7 @@ import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, List, Optional
+from typing import Any, Dict, List, Optional
 
 BOOT_ID_FILE = "boot_id"
 EVENTS_FILE = "reboot_events.jsonl"
@@ -236,13 +236,13 @@ def main(argv: Optional[List[str]] = None) -> int:
 class RebootStandin:
     """The stand-in of one started fabric (``install(fabric)``)."""
 
-    fabric: object
+    fabric: Any  # a started NetnsFabric (duck-typed: this file imports only the standard library)
     python: str = sys.executable
     script: Path = Path(__file__).resolve()
 
     def hostdir(self, host: str) -> Path:
-        member = self.fabric.host(host)  # type: ignore[attr-defined]
-        return Path(self.fabric.workdir) / "hosts" / member.name  # type: ignore[attr-defined]
+        member = self.fabric.host(host)
+        return Path(self.fabric.workdir) / "hosts" / member.name
 
     def boot_id_path(self, host: str) -> Path:
         return self.hostdir(host) / BOOT_ID_FILE
@@ -252,8 +252,8 @@ class RebootStandin:
 
     def reboot_command(self, host: str, down_delay_s: float = 1.0, boot_s: float = 1.0) -> str:
         """The ``reboot_command`` of ``ansible.builtin.reboot`` (starts with an absolute path, as it requires)."""
-        return " ".join(shlex.quote(str(w)) for w in (self.python, self.script, "reboot", "--hostdir", self.hostdir(host),
-                                                       "--down-delay", down_delay_s, "--boot-s", boot_s))
+        words = (self.python, self.script, "reboot", "--hostdir", self.hostdir(host), "--down-delay", down_delay_s, "--boot-s", boot_s)
+        return " ".join(shlex.quote(str(w)) for w in words)
 
     def boot_time_command(self, host: str) -> str:
         return "cat %s" % shlex.quote(str(self.boot_id_path(host)))
@@ -274,16 +274,16 @@ class RebootStandin:
 
     def sync_fabric_pids(self) -> None:
         """Point the fabric's record of each sshd at the running one (after a stand-in reboot)."""
-        for member in self.fabric.members:  # type: ignore[attr-defined]
+        for member in self.fabric.members:
             pid = self.sshd_pid(member.name)
             if pid:
                 member.sshd_pid = pid
 
 
-def install(fabric: object) -> RebootStandin:
+def install(fabric: Any) -> RebootStandin:
     """Give every host of a started fabric a boot-id file (kept when it exists) and return the stand-in."""
     standin = RebootStandin(fabric)
-    for member in fabric.members:  # type: ignore[attr-defined]
+    for member in fabric.members:
         path = standin.boot_id_path(member.name)
         if not path.exists():
             _write_atomic(path, str(uuid.uuid4()) + "\n")

@@ -267,8 +267,12 @@ def test_alertmanager_groups_by_node_inhibits_and_the_source_normalizes(plugin, 
 
         # Resolution: the resolved events follow, with their end time.
         manager.post_alerts([alert(labels, resolved=True) for labels in hardware + application + unsafe])
-        resolved = wait_until(lambda: (lambda got: got if len(got) >= 4 else None)(
-            {(e["node"], e["gpu"]): e for e in source.events("resolved")}), WAIT_S, "4 resolved events")
+
+        def resolved_events():
+            got = {(e["node"], e["gpu"]): e for e in source.events("resolved")}
+            return got if len(got) >= 4 else None
+
+        resolved = wait_until(resolved_events, WAIT_S, "4 resolved events")
         assert set(resolved) == {("n-a", "0"), ("n-b", "3"), ("n-c", "1"), ("n-a", "1")}
         assert all(e["ends_at"] and e["fingerprint"] == by_node[e["node"] + "/" + e["gpu"]]["fingerprint"]
                    for e in resolved.values())
@@ -338,7 +342,7 @@ def test_hmac_signature_and_separate_metrics_port(plugin, sources):
     assert http_post(url, body, {"X-Hub-Signature-256": "sha256=" + "0" * 64})[0] == 401
     assert http_post(url, body + b" ", {"X-Hub-Signature-256": "sha256=" + signature})[0] == 401
     assert http_post(url, body, {"X-Hub-Signature-256": "sha256=" + signature})[0] == 200
-    wait_until(lambda: source.events(), WAIT_S, "the signed event")
+    wait_until(source.events, WAIT_S, "the signed event")
     counted = metrics("http://127.0.0.1:%d/metrics" % metrics_port)
     assert counted['dsxos_eda_requests_rejected_total{reason="unauthorized"}'] == 3
     with pytest.raises(urllib.error.HTTPError):

@@ -76,7 +76,7 @@ def validate_label_key(key: Any, field: str = "label key") -> str:
         raise K8sInvalidName(f"{field} has an empty name part", field, key)
     if len(name) > MAX_LABEL:
         raise K8sInvalidName(f"{field} name part is {len(name)} characters long; at most {MAX_LABEL} are allowed", field, key)
-    if not _QUALIFIED_NAME_RE.match(name):
+    if not _QUALIFIED_NAME_RE.fullmatch(name):
         raise K8sInvalidName(f"{field} name part must consist of alphanumerics, '-', '_' or '.', starting and ending "
                              "with an alphanumeric", field, key)
     return value
@@ -88,7 +88,7 @@ def validate_label_value(value: Any, field: str = "label value") -> str:
         raise K8sInvalidName(f"{field} must be a string, got {type(value).__name__}", field, value)
     if len(value) > MAX_LABEL:
         raise K8sInvalidName(f"{field} is {len(value)} characters long; at most {MAX_LABEL} are allowed", field, value)
-    if not _LABEL_VALUE_RE.match(value):
+    if not _LABEL_VALUE_RE.fullmatch(value):
         raise K8sInvalidName(f"{field} must be empty or consist of alphanumerics, '-', '_' or '.', starting and ending "
                              "with an alphanumeric", field, value)
     return value

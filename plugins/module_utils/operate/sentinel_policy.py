@@ -247,7 +247,7 @@ def validate_event(raw: Any, index: int = -1) -> Event:
             parse_rfc3339(ends_at, "ends_at")
     except IncidentError as err:
         raise EventRejected(err.message + f", got {err.value!r}"[:200]) from None
-    fault_class = _text(raw, "fault_class", _CLASS_RE, "a fault class such as fatal-hardware", optional=False) or UNKNOWN
+    fault_class = _text(raw, "fault_class", _CLASS_RE, "a fault class such as fatal-hardware") or UNKNOWN
     return Event(node=node, status=str(status), fingerprint=fingerprint, starts_at=starts_at, fault_class=fault_class,
                  gpu=_gpu(raw.get("gpu")), uuid=_text(raw, "uuid", _UUID_RE, "a GPU UUID"), code=_code(raw.get("code")),
                  action=_text(raw, "action", _SHORT_RE, "a short action name"), ends_at=ends_at,

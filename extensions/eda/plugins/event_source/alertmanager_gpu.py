@@ -123,6 +123,7 @@ import hashlib  # noqa: E402
 import hmac  # noqa: E402
 import json  # noqa: E402
 import logging  # noqa: E402
+import math  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
@@ -171,7 +172,7 @@ def _float(args: Dict[str, Any], key: str, default: float) -> float:
         number = float(value)
     except (TypeError, ValueError):
         raise ValueError("alertmanager_gpu: %s must be a number, got %r" % (key, value)) from None
-    if isinstance(value, bool) or number < 0 or number != number:
+    if isinstance(value, bool) or not math.isfinite(number) or number < 0:
         raise ValueError("alertmanager_gpu: %s must be a non-negative number, got %r" % (key, value))
     return number
 
