@@ -46,7 +46,8 @@ options:
     default: 100
   retries:
     description:
-      - How often a request is retried after HTTP 429, 500, 502, 503, 504 or a connection error before the task fails.
+      - How often a request is retried after HTTP 429, 500, 502, 503, 504 or a connection error before the task fails
+        (fewer when O(deadline_s) passes first).
       - The wait doubles from O(retry_backoff_s), is capped at 5 seconds and is at least the server's C(Retry-After).
     type: int
     default: 8
@@ -55,9 +56,18 @@ options:
     type: float
     default: 0.2
   request_timeout_s:
-    description: Timeout of one HTTP request in seconds.
+    description: Timeout of one HTTP request in seconds (clipped to what is left of O(deadline_s)).
     type: float
     default: 30.0
+  deadline_s:
+    description:
+      - Overall deadline in seconds of one API call with all its retries and retry waits; V(0) disables it.
+      - Each attempt's timeout is clipped to the time left, and no retry starts after the deadline, so a server that
+        accepts connections and never answers fails the call after at most this long, with an error naming the server,
+        the verb and resource, the attempts and the elapsed time.
+      - Long waits of a module (a drain's O(timeout_s), a lock's O(wait_timeout_s), watches) are separate and not bounded by it.
+    type: float
+    default: 120.0
 requirements:
   - kubernetes (the official Python client) on the host that runs the module
 """

@@ -111,6 +111,7 @@ def test_recertify_failure_keeps_the_node_quarantined_then_recertify_returns_it(
     variables = base_vars(emu, tmp_path, sentinel_events=[event(target, "fp-b1")], sentinel_recertify_tasks=stub("recertify_fail"))
 
     failed = ansible_run("dsxos.cluster.remediate", extra_vars=variables)
+    print("DEBUG", json.dumps([(t["task"], t["status"], t.get("msg")) for t in failed.tasks if "ock" in t["task"]]))
 
     outcome = stats_of(failed)["outcomes"][0]
     assert outcome["status"] == "needs-attention" and "NCCL all_reduce below floor" in outcome["message"]
@@ -126,7 +127,7 @@ def test_recertify_failure_keeps_the_node_quarantined_then_recertify_returns_it(
     ansible_run("dsxos.cluster.release", extra_vars=base_vars(emu, tmp_path, sentinel_events=[event(target, "fp-b1", status="resolved")]))
     assert incident_of(emu, target)["state"] == "needs-attention"
     again = ansible_run("dsxos.cluster.recertify", extra_vars=base_vars(emu, tmp_path, sentinel_nodes=[target]))
-    assert stats_of(again)["outcomes"][0]["status"] == "returned"
+    assert stats_of(again)["outcomes"][0]["status"] == "returned", json.dumps(stats_of(again)["outcomes"])
     assert incident_of(emu, target) is None and not node_of(emu, target)["spec"].get("unschedulable")
 
 

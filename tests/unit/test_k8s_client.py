@@ -41,10 +41,11 @@ def _free_port() -> int:
 
 def test_auth_defaults_match_the_contract():
     auth = auth_from_params({})
-    assert (auth.qps, auth.burst, auth.retries, auth.retry_backoff_s, auth.request_timeout_s) == (50.0, 100, 8, 0.2, 30.0)
+    assert (auth.qps, auth.burst, auth.retries, auth.retry_backoff_s, auth.request_timeout_s, auth.deadline_s) == (50.0, 100, 8, 0.2, 30.0, 120.0)
     assert auth.in_cluster is False and auth.validate_certs is None
     assert set(K8S_AUTH_SPEC) == {"kubeconfig", "context", "host", "api_key", "ca_cert", "validate_certs", "in_cluster", "qps", "burst",
-                                  "retries", "retry_backoff_s", "request_timeout_s"}
+                                  "retries", "retry_backoff_s", "request_timeout_s", "deadline_s"}
+    assert K8S_AUTH_SPEC["deadline_s"] == {"type": "float", "default": 120.0}
     assert K8S_AUTH_SPEC["api_key"]["no_log"] is True
 
 
@@ -54,7 +55,7 @@ def test_api_key_is_not_in_repr():
 
 
 @pytest.mark.parametrize("params, needle", [
-    ({"qps": -1}, "qps"), ({"burst": 0}, "burst"), ({"retries": -2}, "retries"), ({"request_timeout_s": 0}, "request_timeout_s"),
+    ({"qps": -1}, "qps"), ({"burst": 0}, "burst"), ({"retries": -2}, "retries"), ({"request_timeout_s": 0}, "request_timeout_s"), ({"deadline_s": -1}, "deadline_s"),
     ({"host": "api.example:6443"}, "host"), ({"in_cluster": True, "kubeconfig": "/x"}, "in_cluster"), ({"retries": "many"}, "retries"),
 ])
 def test_bad_options_name_the_option(params, needle):

@@ -24,10 +24,12 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterator, Mapping, Optional
 
+from ansible_collections.dsxos.cluster.plugins.module_utils.common.errors import YamlLoadError
+from ansible_collections.dsxos.cluster.plugins.module_utils.common.safe_yaml import load_yaml_file
 from ansible_collections.dsxos.cluster.plugins.module_utils.kube.api import KubeApi
 from ansible_collections.dsxos.cluster.plugins.module_utils.kube.errors import (  # noqa: F401  pylint: disable=unused-import
-    K8sApiError, K8sConfigError, K8sConflict, K8sError, K8sForbidden, K8sInvalid, K8sNotFound, K8sRetriesExhausted,
-    K8sTimeout, K8sUnauthorized, K8sUnreachable,
+    K8sApiError, K8sConfigError, K8sConflict, K8sDeadlineExceeded, K8sError, K8sForbidden, K8sInvalid, K8sNotFound,
+    K8sRetriesExhausted, K8sTimeout, K8sUnauthorized, K8sUnreachable,
 )
 
 try:
@@ -76,6 +78,8 @@ class K8sAuth:
     retries: int = 8
     retry_backoff_s: float = 0.2
     request_timeout_s: float = 30.0
+    #: overall deadline of one call with its retries (0: none)
+    deadline_s: float = 120.0
 
 
 def _number(params: Mapping[str, Any], key: str, default: Any, kind: type, minimum: float, allow_equal: bool = True) -> Any:
@@ -116,6 +120,7 @@ def auth_from_params(params: Mapping[str, Any]) -> K8sAuth:
         qps=_number(params, "qps", 50.0, float, 0.0), burst=_number(params, "burst", 100, int, 1),
         retries=_number(params, "retries", 8, int, 0), retry_backoff_s=_number(params, "retry_backoff_s", 0.2, float, 0.0),
         request_timeout_s=_number(params, "request_timeout_s", 30.0, float, 0.0, allow_equal=False),
+        deadline_s=_number(params, "deadline_s", 120.0, float, 0.0),
     )
 
 
@@ -127,10 +132,103 @@ def require_kubernetes() -> None:
                              reason="MissingLibrary")
 
 
+#: kubeconfig sections checked before the ``kubernetes`` loader sees the file, with the key of each entry's body
+_KUBECONFIG_SECTIONS = (("clusters", "cluster"), ("contexts", "context"), ("users", "user"))
+#: what the ``kubernetes`` loader raises on a file it cannot use besides ConfigException (a list, a scalar, a bad entry)
+_LOADER_ERRORS = (ValueError, TypeError, KeyError, AttributeError, IndexError)
+
+
+def _config_error(path: str, problem: str) -> K8sConfigError:
+    return K8sConfigError(f"kubeconfig {path}: {problem}", file=path, reason="Invalid")
+
+
+def _kubeconfig_entries(path: str, data: Mapping[str, Any], merged: dict[str, dict[str, tuple[str, Any]]]) -> None:
+    """Add the named clusters/contexts/users of one file to ``merged`` (the first definition of a name wins, like kubectl)."""
+    for section, body_key in _KUBECONFIG_SECTIONS:
+        entries = data.get(section)
+        if entries is None:
+            continue
+        if not isinstance(entries, list):
+            raise _config_error(path, f"{section} must be a list of {{name, {body_key}}} entries, got {type(entries).__name__}")
+        for index, entry in enumerate(entries):
+            name = entry.get("name") if isinstance(entry, Mapping) else None
+            if not isinstance(name, str) or not name:
+                raise _config_error(path, f"{section}[{index}] must be a mapping with a non-empty name, got {entry!r:.200}")
+            body = entry.get(body_key)
+            if body is not None and not isinstance(body, Mapping):
+                raise _config_error(path, f"{section}[{index}] ({name!r}): {body_key} must be a mapping, got {type(body).__name__}")
+            merged[section].setdefault(name, (path, dict(body or {})))
+
+
+def check_kubeconfig(path: str, context: Optional[str] = None, host_given: bool = False) -> list[str]:
+    """Parse the kubeconfig file(s) of ``path`` (``os.pathsep``-separated like ``KUBECONFIG``) and check what the loader needs.
+
+    Raises :class:`K8sConfigError` naming the file and the problem for: an unreadable, empty, binary or malformed
+    file, a document that is not a mapping, malformed clusters/contexts/users, no current-context (and no
+    ``context`` option), a context that is not defined, a context naming a cluster or user that is not defined, a
+    cluster without a server URL (unless ``host`` overrides it). Returns the files that exist. Missing files of a
+    list are skipped (kubectl's rule); when none exists the first one is named.
+    """
+    files = [os.path.expanduser(name) for name in path.split(os.pathsep) if name]
+    existing = [name for name in files if os.path.exists(name)] if len(files) > 1 else files
+    if not existing:
+        raise _config_error(files[0] if files else path, "file does not exist")
+    merged: dict[str, dict[str, tuple[str, Any]]] = {section: {} for section, dummy in _KUBECONFIG_SECTIONS}
+    current: Optional[tuple[str, str]] = None
+    for name in existing:
+        try:
+            data = load_yaml_file(name)
+        except YamlLoadError as err:
+            line = f" (line {err.line})" if err.line else ""
+            raise _config_error(name, f"cannot be loaded: {err.message}{line}") from None
+        if data is None:
+            raise _config_error(name, "file is empty (expected a kubeconfig with clusters, contexts, users and current-context)")
+        if not isinstance(data, Mapping):
+            raise _config_error(name, f"must be a YAML mapping (apiVersion, clusters, contexts, users, current-context), got a "
+                                      f"{type(data).__name__}")
+        _kubeconfig_entries(name, data, merged)
+        value = data.get("current-context")
+        if value not in (None, "") and not isinstance(value, str):
+            raise _config_error(name, f"current-context must be a string, got {type(value).__name__}")
+        if value and current is None:
+            current = (name, value)
+    where = existing[0] if len(existing) == 1 else ", ".join(existing)
+    contexts = merged["contexts"]
+    known = ", ".join(sorted(contexts)) or "none"
+    if context:
+        selected, source = context, f"option context {context!r}"
+    elif current is not None:
+        selected, source = current[1], f"current-context {current[1]!r}"
+    else:
+        raise _config_error(where, f"no current-context is set and no context option was given (contexts: {known})")
+    if selected not in contexts:
+        raise _config_error(current[0] if current and not context else where, f"{source} names no context of the file (contexts: {known})")
+    ctx_file, ctx = contexts[selected]
+    cluster = ctx.get("cluster")
+    if not isinstance(cluster, str) or not cluster:
+        raise _config_error(ctx_file, f"context {selected!r} names no cluster")
+    if cluster not in merged["clusters"]:
+        raise _config_error(ctx_file, f"context {selected!r} points at cluster {cluster!r}, which is not defined (clusters: "
+                                      f"{', '.join(sorted(merged['clusters'])) or 'none'})")
+    user = ctx.get("user")
+    if user not in (None, "") and (not isinstance(user, str) or user not in merged["users"]):
+        raise _config_error(ctx_file, f"context {selected!r} points at user {user!r}, which is not defined (users: "
+                                      f"{', '.join(sorted(merged['users'])) or 'none'})")
+    cluster_file, cluster_body = merged["clusters"][cluster]
+    server = cluster_body.get("server")
+    if not host_given and (not isinstance(server, str) or not server.strip()):
+        raise _config_error(cluster_file, f"cluster {cluster!r} (context {selected!r}) has no server URL")
+    return existing
+
+
 def build_configuration(auth: K8sAuth) -> Any:
-    """A ``kubernetes.client.Configuration`` for ``auth`` (kubeconfig / in-cluster / host+token, then explicit overrides)."""
+    """A ``kubernetes.client.Configuration`` for ``auth`` (kubeconfig / in-cluster / host+token, then explicit overrides).
+
+    A kubeconfig is checked by :func:`check_kubeconfig` first, so a malformed one fails naming the file and problem.
+    """
     require_kubernetes()
     cfg = kube_client.Configuration()
+    source = "in-cluster service account"
     try:
         if auth.in_cluster:
             kube_config.load_incluster_config(client_configuration=cfg)
@@ -142,12 +240,16 @@ def build_configuration(auth: K8sAuth) -> Any:
             if not os.path.exists(first) and not auth.kubeconfig and os.environ.get("KUBERNETES_SERVICE_HOST"):
                 kube_config.load_incluster_config(client_configuration=cfg)
             else:
-                if not os.path.exists(first):
+                if not os.path.exists(first) and os.pathsep not in path:
                     raise K8sConfigError(f"kubeconfig file {first!r} does not exist (option kubeconfig, KUBECONFIG or ~/.kube/config); "
-                                         "set kubeconfig, host + api_key, or in_cluster", reason="Invalid")
-                kube_config.load_kube_config(config_file=path, context=auth.context, client_configuration=cfg, persist_config=False)
+                                         "set kubeconfig, host + api_key, or in_cluster", reason="Invalid", file=first)
+                source = "kubeconfig " + ", ".join(check_kubeconfig(path, auth.context, host_given=bool(auth.host)))
+                try:
+                    kube_config.load_kube_config(config_file=path, context=auth.context, client_configuration=cfg, persist_config=False)
+                except _LOADER_ERRORS as err:
+                    raise K8sConfigError(f"cannot load Kubernetes credentials from {source}: {type(err).__name__}: {err}",
+                                         reason="Invalid", file=path) from None
     except ConfigException as err:
-        source = "in-cluster service account" if auth.in_cluster else f"kubeconfig {auth.kubeconfig or '(default)'}"
         context = f", context {auth.context!r}" if auth.context else ""
         raise K8sConfigError(f"cannot load Kubernetes credentials from {source}{context}: {err}", reason="Invalid") from err
     if auth.host:
@@ -292,6 +394,7 @@ class KubeClient:  # pylint: disable=too-many-instance-attributes
         self.api_client = kube_client.ApiClient(self.configuration)
         self.limiter = TokenBucket(auth.qps, auth.burst, clock=clock, sleep=sleep)
         self._sleep = sleep
+        self._clock = clock
         self._lock = threading.Lock()
         self.stats: dict[str, int] = {}
         self.retries_done = 0
@@ -370,20 +473,55 @@ class KubeClient:  # pylint: disable=too-many-instance-attributes
 
     # ------------------------------------------------------------------ calls
 
-    def call(self, verb: str, resource: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    def _clip_timeout(self, timeout: Any, remaining: Optional[float]) -> Any:
+        """``timeout`` (seconds, or a (connect, read) pair) no longer than ``remaining`` (None: no deadline)."""
+        if remaining is None:
+            return timeout
+        left = max(remaining, 0.001)
+        if isinstance(timeout, (tuple, list)):
+            return tuple(left if part is None else min(float(part), left) for part in timeout)
+        return left if timeout is None else min(float(timeout), left)
+
+    def _deadline_error(self, verb: str, resource: str, attempts: int, elapsed: float, last: str,
+                        status: Optional[int] = None, reason: Optional[str] = None) -> K8sDeadlineExceeded:
+        return K8sDeadlineExceeded(f"{verb} {resource} on the API server {self.server}: gave up after {attempts} attempt(s) in "
+                                   f"{elapsed:.1f} s, the deadline of {self.auth.deadline_s:g} s (option deadline_s) has passed; "
+                                   f"last failure: {last}", attempts=attempts, elapsed_s=elapsed, deadline_s=self.auth.deadline_s,
+                                   verb=verb, resource=resource, server=self.server, status=status, reason=reason or "DeadlineExceeded",
+                                   detail=last)
+
+    def call(self, verb: str, resource: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:  # pylint: disable=too-many-locals
         """Run ``fn(*args, **kwargs)`` (a kubernetes API method) with the limiter, retries and error translation.
 
         ``verb`` and ``resource`` (``get``/``nodes``, ``create``/``pods/eviction``) only label stats and errors.
         Retried: HTTP 429, 500, 502, 503, 504 and connection errors, ``retries`` times, waiting
         ``retry_backoff_s * 2**n`` (capped at 5 s, at least Retry-After). Note that a create whose answer was lost may
         have been applied: the retry then meets 409 AlreadyExists (:class:`K8sConflict`).
+
+        ``deadline_s`` bounds the whole sequence, counted from the first attempt (the QPS limiter's wait before it is
+        client-side pacing, not counted): each attempt's timeout is clipped to the time left, a retry that would start
+        after the deadline is not made, and :class:`K8sDeadlineExceeded` names the server, verb, resource, attempts,
+        elapsed time and the last failure.
         """
-        if self._takes_request_timeout(fn):
-            kwargs.setdefault("_request_timeout", self.auth.request_timeout_s)
+        timeout = kwargs.pop("_request_timeout", None)
+        if timeout is None and self._takes_request_timeout(fn):
+            timeout = self.auth.request_timeout_s
         attempts = 0
+        started = 0.0
+        last_failure = ""
+        last_status: Optional[int] = None
+        last_reason: Optional[str] = None
         while True:
             attempts += 1
             self.limiter.acquire()
+            now = self._clock()
+            if attempts == 1:
+                started = now
+            remaining = (started + self.auth.deadline_s - now) if self.auth.deadline_s > 0 else None
+            if remaining is not None and remaining <= 0 and attempts > 1:
+                raise self._deadline_error(verb, resource, attempts - 1, now - started, last_failure, last_status, last_reason)
+            if timeout is not None:
+                kwargs["_request_timeout"] = self._clip_timeout(timeout, remaining)
             self._count(verb, resource)
             try:
                 return fn(*args, **kwargs)
@@ -392,16 +530,26 @@ class KubeClient:  # pylint: disable=too-many-instance-attributes
                 if code not in RETRYABLE_STATUS or attempts > self.auth.retries:
                     raise translate_api_exception(exc, verb, resource, self.server, attempts) from None
                 delay = self.backoff_s(attempts, _retry_after(exc, _status_body(exc)))
+                last_status, last_reason = code, str(getattr(exc, "reason", "") or "") or None
+                last_failure = f"HTTP {code} {last_reason or ''}".strip()
             except _connection_errors() as exc:
                 if _is_tls_error(exc):
                     raise K8sUnreachable(f"TLS failure talking to the API server {self.server} ({verb} {resource}): "
                                          f"{_connection_reason(exc)}; check ca_cert / validate_certs", verb=verb, resource=resource,
                                          server=self.server, reason="TLSError", detail=_connection_reason(exc)) from None
+                elapsed = self._clock() - started
+                last_status, last_reason, last_failure = None, "Unreachable", _connection_reason(exc)
+                if self.auth.deadline_s > 0 and elapsed >= self.auth.deadline_s:
+                    raise self._deadline_error(verb, resource, attempts, elapsed, last_failure) from None
                 if attempts > self.auth.retries:
                     raise K8sUnreachable(f"cannot reach the Kubernetes API server {self.server} ({verb} {resource}) after "
                                          f"{attempts} attempt(s): {_connection_reason(exc)}", verb=verb, resource=resource,
                                          server=self.server, reason="Unreachable", detail=_connection_reason(exc)) from None
                 delay = self.backoff_s(attempts)
+            elapsed = self._clock() - started
+            if self.auth.deadline_s > 0 and elapsed + delay >= self.auth.deadline_s:
+                raise self._deadline_error(verb, resource, attempts, elapsed, last_failure + f" (the next retry would start after "
+                                           f"{delay:g} s)", last_status, last_reason)
             with self._lock:
                 self.retries_done += 1
             if delay > 0:

@@ -23,4 +23,5 @@ K8S_AUTH_SPEC: dict[str, dict[str, Any]] = {
     "retries": {"type": "int", "default": 8},
     "retry_backoff_s": {"type": "float", "default": 0.2},
     "request_timeout_s": {"type": "float", "default": 30.0},
+    "deadline_s": {"type": "float", "default": 120.0},
 }

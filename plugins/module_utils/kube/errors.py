@@ -92,3 +92,22 @@ class K8sApiError(K8sError):
 
 class K8sTimeout(K8sError):
     """A wait (watch, lease wait) ran past its deadline."""
+
+
+class K8sDeadlineExceeded(K8sRetriesExhausted, K8sUnreachable, K8sTimeout):
+    """One API call and its retries ran into the client's overall deadline (option ``deadline_s``).
+
+    Names the server, the verb and resource, the attempts, the elapsed time and the last failure. It is a
+    :class:`K8sRetriesExhausted`, a :class:`K8sUnreachable` and a :class:`K8sTimeout` at once, so callers that caught a
+    hung server as "unreachable" or a failing one as "exhausted" before the deadline existed still catch it.
+    """
+
+    def __init__(self, message: str, elapsed_s: float = 0.0, deadline_s: float = 0.0, **kwargs: Any) -> None:
+        self.elapsed_s = elapsed_s
+        self.deadline_s = deadline_s
+        super().__init__(message, **kwargs)
+
+    def to_dict(self) -> dict[str, Any]:
+        out = super().to_dict()
+        out.update(elapsed_s=round(self.elapsed_s, 3), deadline_s=self.deadline_s)
+        return out

@@ -4,11 +4,14 @@
 """Validation of names and labels that come from users or alerts, before they reach the Kubernetes API.
 
 Rules follow Kubernetes' apimachinery validation: DNS-1123 subdomain for node/object names, DNS-1123 label for
-namespaces, qualified names for label keys and the label-value syntax.
+namespaces, qualified names for label keys and the label-value syntax. Every pattern is applied with ``fullmatch``
+(``$`` alone would accept a trailing newline), and no validator strips: a name with leading or trailing whitespace
+or a control character anywhere is refused, never silently cleaned.
 """
 from __future__ import annotations
 
 import re
+import unicodedata
 from typing import Any
 
 from ansible_collections.dsxos.cluster.plugins.module_utils.kube.errors import K8sError
@@ -28,6 +31,28 @@ class K8sInvalidName(K8sError):
 
     def __init__(self, message: str, field: str, value: Any) -> None:
         super().__init__(f"{message} (field {field}, value {value!r})", reason="Invalid", field=field, value=value)
+
+
+def unprintable_reason(text: str, inner_space: bool = True) -> str:
+    """Why ``text`` is not a clean single-line string ('' when it is): leading/trailing whitespace, a control or format
+    character (C0, DEL, C1, zero-width, BOM ...), a line or paragraph separator, or whitespace other than a plain space
+    (any whitespace at all when ``inner_space`` is false)."""
+    if text != text.strip():
+        return "has leading or trailing whitespace"
+    for index, char in enumerate(text):
+        if unicodedata.category(char) in ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp") or (char.isspace() and (char != " " or not inner_space)):
+            return f"contains the character {char!r} at position {index}"
+    return ""
+
+
+def require_printable(value: Any, field: str, inner_space: bool = True) -> str:
+    """``value`` if it is a string without leading/trailing whitespace or control characters, else :class:`K8sInvalidName`."""
+    if not isinstance(value, str):
+        raise K8sInvalidName(f"{field} must be a string, got {type(value).__name__}", field, value)
+    problem = unprintable_reason(value, inner_space)
+    if problem:
+        raise K8sInvalidName(f"{field} {problem}", field, value)
+    return value
 
 
 def _require_str(value: Any, field: str) -> str:
@@ -102,13 +127,13 @@ def validate_label_selector(selector: Any, field: str = "label_selector") -> str
     """
     if selector is None or selector == "":
         return ""
-    text = _require_str(selector, field)
+    text = require_printable(_require_str(selector, field), field)
     for part in _split_selector(text, field):
-        part = part.strip()
-        match = re.match(r"^(!?)\s*([^\s!=()]+)\s*(?:(==|=|!=)\s*(\S*)|\s+(in|notin)\s*\(([^)]*)\))?\s*$", part)
+        part = part.strip(" ")
+        match = re.fullmatch(r"(!?) *([^ !=()]+) *(?:(==|=|!=) *([^ ]*)|( +)(in|notin) *\(([^)]*)\))? *", part)
         if not match:
             raise K8sInvalidName("cannot parse label selector requirement", field, part)
-        bang, key, oper, value, set_op, values = match.groups()
+        bang, key, oper, value, dummy, set_op, values = match.groups()
         validate_label_key(key, f"{field} key")
         if bang and (oper or set_op):
             raise K8sInvalidName("'!' only negates an existence requirement", field, part)
@@ -116,7 +141,7 @@ def validate_label_selector(selector: Any, field: str = "label_selector") -> str
             validate_label_value(value, f"{field} value")
         if set_op:
             for item in values.split(","):
-                validate_label_value(item.strip(), f"{field} value")
+                validate_label_value(item.strip(" "), f"{field} value")
     return text
 
 
@@ -137,6 +162,6 @@ def _split_selector(text: str, field: str) -> list[str]:
     if depth:
         raise K8sInvalidName("unbalanced '(' in label selector", field, text)
     parts.append("".join(current))
-    if any(not p.strip() for p in parts):
+    if any(not p.strip(" ") for p in parts):
         raise K8sInvalidName("empty requirement in label selector", field, text)
     return parts

@@ -281,3 +281,34 @@ NODE_INCIDENT = EntryPoint(name="node_incident", doing="recording an incident", 
 __all__ = ["BREAKER_OPTION_SPEC", "BREAKER_SETTINGS_SPEC", "CIRCUIT_BREAKER", "NODE_DRAIN", "NODE_INCIDENT", "NODE_LOCK", "NODE_QUARANTINE",
            "SENTINEL_PLAN", "circuit_breaker_from_params", "drain_options_from_params", "node_drain_from_params", "node_quarantine_from_params",
            "quarantine_options_from_params", "run_node_incident_entry", "run_node_lock", "run_sentinel_plan"]
+
+# ---------------------------------------------------------------------------------------------------- fleet status (issue 11)
+
+FLEET_STATUS_SPEC: Dict[str, Any] = dict(
+    K8S_AUTH_SPEC,
+    window_s=dict(type="float", default=604800.0),
+    now=dict(type="str"),
+    dest_dir=dict(type="path"),
+    formats=dict(type="list", elements="str", default=["json", "markdown", "html"], choices=["json", "markdown", "html"]),
+    basename=dict(type="str", default="fleet-status"),
+    label_selector=dict(type="str", default=""),
+    namespaces=dict(type="list", elements="str", default=[]),
+    gpu_resource=dict(type="str", default="nvidia.com/gpu"),
+    buckets=dict(type="int", default=24),
+)
+
+
+def run_fleet_status_entry(params: Mapping[str, Any], check_mode: bool = False, diff: bool = False) -> Dict[str, Any]:  # pylint: disable=unused-argument
+    """``fleet_status``: validate (``now`` defaults to the current minute), read the cluster, report, write ``dest_dir``."""
+    from ansible_collections.dsxos.cluster.plugins.module_utils.operate.fleet_status import (  # pylint: disable=import-outside-toplevel
+        run_fleet_status, validate_options as validate_fleet_options,
+    )
+    now = parse_rfc3339(params["now"], "now") if params.get("now") else float(int(time.time()) // 60 * 60)
+    options = validate_fleet_options(now, _number(params, "window_s", 604800.0), _number(params, "buckets", 24),
+                                     params.get("gpu_resource") or "nvidia.com/gpu", params.get("label_selector") or "", params.get("namespaces") or [])
+    return run_with_client(params, lambda client: run_fleet_status(client, options, params.get("dest_dir") or "",
+                                                                   params.get("formats") or ["json", "markdown", "html"],
+                                                                   params.get("basename") or "fleet-status", check_mode))
+
+
+FLEET_STATUS = EntryPoint(name="fleet_status", doing="reporting the fleet status", spec=FLEET_STATUS_SPEC, run=run_fleet_status_entry)
