@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional
 
 REPO = Path(__file__).resolve().parents[2]
-KINDS = ("cluster", "fabric")
+KINDS = ("cluster", "fabric", "real-cluster")
 START_TIMEOUT_S = 240.0
 STOP_GRACE_S = 20.0
 
@@ -190,7 +190,11 @@ def stop_all(state_dir: Path) -> List[str]:
         state = read_state(state_dir, kind)
         if state is None:
             continue
-        _terminate(int(state["pid"]))
+        if kind == "real-cluster":  # a real control plane: every recorded process group (docs/real-control-plane.md)
+            from .kube_control_plane.cluster import stop_state_dir  # pylint: disable=import-outside-toplevel
+            stop_state_dir(state_dir)
+        else:
+            _terminate(int(state["pid"]))
         if kind == "fabric" and state.get("prefix"):
             from .netns_fabric import remove_prefix  # pylint: disable=import-outside-toplevel
             remove_prefix(str(state["prefix"]))  # no-op when the keeper already removed it
@@ -203,7 +207,7 @@ def stop_all(state_dir: Path) -> List[str]:
 
 
 def main(argv: Optional[List[str]] = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tests.harness.service_keeper", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m tests.harness.service_keeper", description=__doc__.split("\n\n", maxsplit=1)[0])
     sub = parser.add_subparsers(dest="command", required=True)
     start = sub.add_parser("start", help="start an environment in the background and print its description")
     start.add_argument("kind", choices=KINDS)
@@ -232,6 +236,9 @@ def main(argv: Optional[List[str]] = None) -> int:
             return 0
         if args.kind == "cluster":
             state = start_cluster(args.state_dir, args.nodes, args.profile, args.time_scale, args.emulator_args)
+        elif args.kind == "real-cluster":  # a real control plane with --nodes simulated nodes (docs/real-control-plane.md)
+            from .kube_control_plane.keeper import start_real_cluster  # pylint: disable=import-outside-toplevel
+            state = start_real_cluster(args.state_dir, args.nodes, args.profile, KeeperError)
         else:
             state = start_fabric(args.state_dir, args.hosts, args.slow)
     except KeeperError as exc:

@@ -192,3 +192,46 @@ def test_unknown_node_is_named(ansible_run, cluster, drift_bundle):  # pylint: d
         assert record["failed"] is True, (name, record)
         msg = record["msg"].lower()
         assert ghost in msg and any(word in msg for word in ("not found", "unknown", "does not exist")), (name, record["msg"])
+
+
+#: malformed kubeconfigs (issue 10 part 6): each must fail the module naming the file, never "MODULE FAILURE"
+BAD_KUBECONFIGS = {
+    "bad-yaml": ("apiVersion: v1\nclusters: [\n", "malformed yaml"),
+    "context-without-cluster": ('clusters: [{name: c, cluster: {server: "http://127.0.0.1:1"}}]\nusers: [{name: u, user: {token: t}}]\n'
+                                "contexts: [{name: x, context: {cluster: nope, user: u}}]\ncurrent-context: x\n", "cluster 'nope'"),
+}
+
+BAD_KUBECONFIG_PLAYBOOK = """
+- name: Kubernetes modules with a malformed kubeconfig
+  hosts: localhost
+  gather_facts: false
+  tasks:
+    - name: node_lock
+      dsxos.cluster.node_lock:
+        kubeconfig: "{{ kubeconfig }}"
+        node: gpu-0
+        holder: failure-matrix
+      ignore_errors: true
+
+    - name: node_quarantine
+      dsxos.cluster.node_quarantine:
+        kubeconfig: "{{ kubeconfig }}"
+        nodes: [gpu-0]
+        action: cordon
+        reason: failure matrix
+      ignore_errors: true
+"""
+
+
+@pytest.mark.parametrize("case", sorted(BAD_KUBECONFIGS))
+def test_malformed_kubeconfig_names_the_file(ansible_run, tmp_path, case):
+    content, needle = BAD_KUBECONFIGS[case]
+    kubeconfig = tmp_path / f"{case}.kubeconfig"
+    kubeconfig.write_text(content, encoding="utf-8")
+    result = ansible_run(BAD_KUBECONFIG_PLAYBOOK, expect_rc=None, extra_vars={"kubeconfig": str(kubeconfig)})
+    assert "Traceback" not in result.stdout + result.stderr, result.describe()
+    for name in ("node_lock", "node_quarantine"):
+        record = result.task(name)
+        msg = record.get("msg") or ""
+        assert record["failed"] is True and str(kubeconfig) in msg and needle in msg.lower(), (name, record)
+        assert "MODULE FAILURE" not in msg and "Module failed" not in msg, (name, msg)

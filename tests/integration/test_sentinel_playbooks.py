@@ -87,6 +87,8 @@ def test_remediate_quarantines_drains_remediates_recertifies_and_returns_exactly
     assert summary["acted"] == [target] and not summary["failed"]
     outcome = summary["outcomes"][0]
     assert outcome["status"] == "returned" and outcome["incident"].startswith("sen-")
+    lease = emu.api.get("coordination.k8s.io/v1", "Lease", f"dsxos-node-lock-{target}", "dsxos-system")
+    assert not lease["spec"].get("holderIdentity"), "the node lock is released at the end"
     assert spec_state(emu, target) == before, "the node must be exactly as before the quarantine (foreign taint kept)"
     assert incident_of(emu, target) is None
     ended = history_of(emu, target)
@@ -111,7 +113,6 @@ def test_recertify_failure_keeps_the_node_quarantined_then_recertify_returns_it(
     variables = base_vars(emu, tmp_path, sentinel_events=[event(target, "fp-b1")], sentinel_recertify_tasks=stub("recertify_fail"))
 
     failed = ansible_run("dsxos.cluster.remediate", extra_vars=variables)
-    print("DEBUG", json.dumps([(t["task"], t["status"], t.get("msg")) for t in failed.tasks if "ock" in t["task"]]))
 
     outcome = stats_of(failed)["outcomes"][0]
     assert outcome["status"] == "needs-attention" and "NCCL all_reduce below floor" in outcome["message"]

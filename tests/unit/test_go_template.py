@@ -199,8 +199,8 @@ def test_go_time_limit():
 
 def test_deep_data_is_an_error_not_a_recursion_error():
     deep = {}
-    for _ in range(5000):
-        deep = {"a": deep}
+    for level in range(5000):
+        deep = {"a": deep, "level": level}
     for source in ("{{ toYaml . }}", "{{ toJson . }}", "{{ . }}"):
         with pytest.raises(RenderError) as err:
             _render(source, deep, path="/r/deep.yaml")

@@ -488,7 +488,7 @@ def test_nvml_constants_match_the_installed_pynvml():
     assert ours.NVML_EVENT_TYPE_XID_CRITICAL_ERROR == pynvml.nvmlEventTypeXidCriticalError
     public_counters = {"replay": "NVML_NVLINK_ERROR_DL_REPLAY", "recovery": "NVML_NVLINK_ERROR_DL_RECOVERY",
                        "crc_flit": "NVML_NVLINK_ERROR_DL_CRC_FLIT", "crc_data": "NVML_NVLINK_ERROR_DL_CRC_DATA"}
-    assert {name: value for name, value in ours.NVLINK_ERROR_COUNTERS} == {
+    assert dict(ours.NVLINK_ERROR_COUNTERS) == {
         name: getattr(pynvml, const) for name, const in public_counters.items()}
     reason_names = {"gpu_idle": "GpuIdle", "applications_clocks_setting": "ApplicationsClocksSetting",
                     "sw_power_cap": "SwPowerCap", "hw_slowdown": "HwSlowdown", "sync_boost": "SyncBoost",

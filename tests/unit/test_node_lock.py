@@ -183,11 +183,13 @@ def test_racing_acquirers_get_exactly_one_lock(k8s_emulator):
 
 
 def test_invalid_inputs_are_named():
-    for bad in ("GPU_0", "gpu;reboot", "", "a" * 250):
+    for bad in ("GPU_0", "gpu;reboot", "", "a" * 254, "gpu-0\n", " gpu-0"):
         with pytest.raises(K8sInvalidName):
             validate_request({"node": bad, "holder": "x"})
     with pytest.raises(K8sInvalidName, match="holder"):
         validate_request({"node": "gpu-0", "holder": " "})
+    with pytest.raises(K8sInvalidName, match="holder"):
+        validate_request({"node": "gpu-0", "holder": "bot\n"})
     with pytest.raises(K8sInvalidName, match="duration_s"):
         validate_request({"node": "gpu-0", "holder": "x", "duration_s": 0})
     with pytest.raises(K8sInvalidName, match="namespace"):

@@ -51,7 +51,9 @@ def apply(obj: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
 
 
 def req(action: str, reason: str | None = "xid 79", **kwargs: Any) -> QuarantineRequest:
-    return QuarantineRequest(action=action, reason=reason, actor="tester@host", now="2026-01-01T00:00:00.000Z", **kwargs)
+    kwargs.setdefault("actor", "tester@host")
+    kwargs.setdefault("operation_id", "op-test")
+    return QuarantineRequest(action=action, reason=reason, now="2026-01-01T00:00:00.000Z", **kwargs)
 
 
 def test_cordon_records_reason_and_prior_in_the_same_patch():
@@ -63,7 +65,7 @@ def test_cordon_records_reason_and_prior_in_the_same_patch():
     assert prior["prior"]["unschedulable"] is False and prior["applied"]["cordon"] is True and prior["reason"] == "xid 79"
     history = json.loads(annotations[ANN_HISTORY])
     assert history == [{"action": "cordon", "reason": "xid 79", "actor": "tester@host", "time": "2026-01-01T00:00:00.000Z",
-                        "spec": ["unschedulable"]}]
+                        "op": "op-test", "spec": ["unschedulable"]}]
     assert plan.patch["metadata"]["labels"] == {LABEL_STATE: "quarantined"}
 
 

@@ -23,8 +23,8 @@ from ansible_collections.dsxos.cluster.plugins.module_utils.certify.errors impor
 from ansible_collections.dsxos.cluster.plugins.module_utils.certify.nccl_rounds import SCALES, CertifyNode, certify_nccl, nodes_from_params, validate_config
 from ansible_collections.dsxos.cluster.plugins.module_utils.certify.nccl_thresholds import load_thresholds_file
 from ansible_collections.dsxos.cluster.plugins.module_utils.certify.node_certification import (
-    CATEGORIES, DEFAULT_RENEW_FRACTION, DEFAULT_VALID_FOR_S, CertificationError, aggregate_certification, certification_summary, epoch_seconds, label_nodes, label_requests,
-    validate_input,
+    CATEGORIES, DEFAULT_RENEW_FRACTION, DEFAULT_VALID_FOR_S, CertificationError, aggregate_certification, certification_summary,
+    epoch_seconds, label_nodes, label_requests, validate_input,
 )
 from ansible_collections.dsxos.cluster.plugins.module_utils.certify.report_model import CertifyReportError, build_report, summarize
 from ansible_collections.dsxos.cluster.plugins.module_utils.certify.report_render import FORMATS, render_formats

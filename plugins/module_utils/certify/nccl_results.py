@@ -905,7 +905,7 @@ class _Parser:
             if not legacy_off:
                 warnings.append("old nccl-tests bandwidth convention (before mid-2020, NVIDIA/nccl-tests issue #45): "
                                 "busbw = algbw x %.4f for %s on %d ranks; busbw is comparable with newer logs, algbw is not"
-                                % (legacy, res.collective, res.ranks))
+                                % (float(legacy), res.collective, res.ranks))
                 return
             if len(legacy_off) < len(off):
                 factor, off = legacy, legacy_off

@@ -381,7 +381,7 @@ class _Parser:
                     return nodes, (word, offset, tokens)
                 if word == "define":
                     if not top:
-                        raise TemplateFault("unexpected {{define}}: define only at the top level", offset, "define")
+                        raise TemplateFault("unexpected {{define}}: define only at the top level", offset, "define")  # pylint: disable=raising-format-tuple
                     self._define(tokens, offset)
                     continue
                 nodes.append(self._keyword(word, tokens, offset))
@@ -460,7 +460,7 @@ class _Parser:
                 return Branch(offset, word, pipe, body, other)
             other, stop = self._body(word, offset)
             if stop[0] != "end":
-                raise TemplateFault("expected {{end}}; found {{else}}", stop[1], word)
+                raise TemplateFault("expected {{end}}; found {{else}}", stop[1], word)  # pylint: disable=raising-format-tuple
         if len(stop[2]) > 1:
             raise TemplateFault("unexpected %r in end" % str(stop[2][1][1]), stop[2][1][2], "end")
         self.scopes.pop()

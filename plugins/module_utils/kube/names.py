@@ -51,7 +51,7 @@ def require_printable(value: Any, field: str, inner_space: bool = True) -> str:
         raise K8sInvalidName(f"{field} must be a string, got {type(value).__name__}", field, value)
     problem = unprintable_reason(value, inner_space)
     if problem:
-        raise K8sInvalidName(f"{field} {problem}", field, value)
+        raise K8sInvalidName(f"invalid {field}: it {problem}", field, value)
     return value
 
 
@@ -69,8 +69,9 @@ def _validate_dns_name(value: Any, field: str, max_len: int, pattern: Any, kind:
     if len(name) > max_len:
         raise K8sInvalidName(f"{field} is {len(name)} characters long; at most {max_len} are allowed", field, value)
     if not pattern.fullmatch(name):
-        raise K8sInvalidName(f"{field} is not a valid RFC 1123 {kind}: {allowed}, starting and ending with a letter or digit",
-                             field, value)
+        problem = unprintable_reason(name, inner_space=False)
+        raise K8sInvalidName(f"{field} is not a valid RFC 1123 {kind}: {allowed}, starting and ending with a letter or digit"
+                             + (f"; it {problem}" if problem else ""), field, value)
     return name
 
 
@@ -91,7 +92,7 @@ def validate_namespace(name: Any, field: str = "namespace") -> str:
 
 def validate_label_key(key: Any, field: str = "label key") -> str:
     """Return a valid label (or annotation/taint) key: ``[prefix/]name``, prefix a DNS subdomain, name <= 63 chars."""
-    value = _require_str(key, field)
+    value = require_printable(_require_str(key, field), field)
     prefix, sep, name = value.rpartition("/")
     if sep:
         if not prefix:
@@ -111,6 +112,7 @@ def validate_label_value(value: Any, field: str = "label value") -> str:
     """Return a valid label value (empty, or <= 63 alphanumerics/'-'/'_'/'.', starting and ending alphanumeric)."""
     if not isinstance(value, str):
         raise K8sInvalidName(f"{field} must be a string, got {type(value).__name__}", field, value)
+    require_printable(value, field)
     if len(value) > MAX_LABEL:
         raise K8sInvalidName(f"{field} is {len(value)} characters long; at most {MAX_LABEL} are allowed", field, value)
     if not _LABEL_VALUE_RE.fullmatch(value):
@@ -130,10 +132,10 @@ def validate_label_selector(selector: Any, field: str = "label_selector") -> str
     text = require_printable(_require_str(selector, field), field)
     for part in _split_selector(text, field):
         part = part.strip(" ")
-        match = re.fullmatch(r"(!?) *([^ !=()]+) *(?:(==|=|!=) *([^ ]*)|( +)(in|notin) *\(([^)]*)\))? *", part)
+        match = re.fullmatch(r"(!?) *([^ !=()]+) *(?:(==|=|!=) *([^ ]*)| +(in|notin) *\(([^)]*)\))? *", part)
         if not match:
             raise K8sInvalidName("cannot parse label selector requirement", field, part)
-        bang, key, oper, value, dummy, set_op, values = match.groups()
+        bang, key, oper, value, set_op, values = match.groups()
         validate_label_key(key, f"{field} key")
         if bang and (oper or set_op):
             raise K8sInvalidName("'!' only negates an existence requirement", field, part)

@@ -3,10 +3,13 @@
 # Apache License 2.0 (see LICENSE)
 """A per-node lock held as a ``coordination.k8s.io/v1`` Lease, so only one automation acts on a node at a time.
 
-The Lease ``dsxos-node-lock-<node>`` lives in a dedicated namespace (default ``dsxos-system``, created when missing) and
-carries ``holderIdentity``, ``leaseDurationSeconds``, ``acquireTime``, ``renewTime``, ``leaseTransitions`` and the
-annotations ``dsxos.io/lock-purpose``, ``dsxos.io/lock-reason``, ``dsxos.io/previous-holder``,
-``dsxos.io/released-by``/``released-at``. Every write is a PUT with the read ``resourceVersion`` (optimistic concurrency):
+The Lease ``dsxos-node-lock-<node>`` (:func:`lease_name_for`: a node name too long for that - over 236 characters -
+gets ``dsxos-node-lock-<first 219/220 characters>-<sha256 hex>``, exactly 253 characters, so distinct nodes never share a
+Lease) lives in a dedicated namespace (default ``dsxos-system``, created when missing) and carries ``holderIdentity``,
+``leaseDurationSeconds``, ``acquireTime``, ``renewTime``, ``leaseTransitions``, the annotations ``dsxos.io/node`` (the
+full node name, always), ``dsxos.io/lock-purpose``, ``dsxos.io/lock-reason``, ``dsxos.io/previous-holder``,
+``dsxos.io/released-by``/``released-at``, and the label ``dsxos.io/node`` when the node name fits a label value
+(<= 63 characters). Every write is a PUT with the read ``resourceVersion`` (optimistic concurrency):
 on 409 the Lease is read again and the decision re-made.
 
 * ``acquire``: free (absent, released or expired) -> take it (``created``/``acquired``/``taken_over``, the previous
@@ -19,6 +22,7 @@ on 409 the Lease is read again and the decision re-made.
 from __future__ import annotations
 
 import datetime
+import hashlib
 import time
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Optional
@@ -27,7 +31,9 @@ from ansible_collections.dsxos.cluster.plugins.module_utils.kube.api import Kube
 from ansible_collections.dsxos.cluster.plugins.module_utils.kube.client import (
     K8sConflict, K8sError, K8sNotFound, ensure_namespace,
 )
-from ansible_collections.dsxos.cluster.plugins.module_utils.kube.names import K8sInvalidName, validate_namespace, validate_node_name, validate_subdomain
+from ansible_collections.dsxos.cluster.plugins.module_utils.kube.names import (
+    MAX_LABEL, MAX_SUBDOMAIN, K8sInvalidName, require_printable, validate_namespace, validate_node_name, validate_subdomain,
+)
 
 LEASE_PREFIX = "dsxos-node-lock-"
 DEFAULT_NAMESPACE = "dsxos-system"
@@ -37,6 +43,8 @@ ANN_PREVIOUS = "dsxos.io/previous-holder"
 ANN_RELEASED_BY = "dsxos.io/released-by"
 ANN_RELEASED_AT = "dsxos.io/released-at"
 LABEL_NODE = "dsxos.io/node"
+#: the full node name of the Lease (the label holds it only when it fits a label value)
+ANN_NODE = "dsxos.io/node"
 LABEL_MANAGED = "app.kubernetes.io/managed-by"
 MAX_CONFLICT_RETRIES = 10
 STATES = ("acquire", "release", "renew")
@@ -60,6 +68,10 @@ class NodeLockNotHeld(K8sError):
     """``renew`` by someone who does not hold the lock."""
 
 
+class NodeLockCollision(K8sConflict):
+    """The Lease of this lock name records another node (two long node names sharing a hashed lock name)."""
+
+
 @dataclass(frozen=True)
 class LockRequest:
     """What the caller wants."""
@@ -77,8 +89,37 @@ class LockRequest:
 
     @property
     def lease_name(self) -> str:
-        """``dsxos-node-lock-<node>``."""
-        return LEASE_PREFIX + self.node
+        """``dsxos-node-lock-<node>``, or its hashed form for a very long node name (:func:`lease_name_for`)."""
+        return lease_name_for(self.node)
+
+
+def lease_name_for(node: str) -> str:
+    """The Lease name of ``node``'s lock: always a valid RFC 1123 subdomain of at most 253 characters.
+
+    ``dsxos-node-lock-<node>`` while that is at most 252 characters (nodes up to 236 characters: readable, and the
+    name of every lock taken so far). A longer node name is truncated to 220 characters (219 when the cut ends at a
+    '.', which may not precede '-') and gets ``-<sha256 of the whole node name, hex>`` so the result is exactly 253
+    characters: it can never equal a short form (those are shorter), and two long names share it only if their first
+    characters AND 64+ bits of their SHA-256 agree. The Lease also records the full node name (annotation
+    ``dsxos.io/node``), and :class:`NodeLock` refuses a Lease that records another node.
+    """
+    name = LEASE_PREFIX + node
+    if len(name) < MAX_SUBDOMAIN:
+        return name
+    keep = MAX_SUBDOMAIN - len(LEASE_PREFIX) - 1 - 16
+    head = node[:keep]
+    if head.endswith("."):
+        head = head[:-1]
+    digest = hashlib.sha256(node.encode("utf-8")).hexdigest()
+    return f"{LEASE_PREFIX}{head}-{digest[:MAX_SUBDOMAIN - len(LEASE_PREFIX) - len(head) - 1]}"
+
+
+def node_labels(node: str) -> dict[str, str]:
+    """The Lease's labels: ``dsxos.io/node`` only when the node name is a valid label value (<= 63 characters)."""
+    labels = {LABEL_MANAGED: "dsxos.cluster"}
+    if len(node) <= MAX_LABEL:
+        labels[LABEL_NODE] = node
+    return labels
 
 
 def validate_request(params: Mapping[str, Any]) -> LockRequest:
@@ -88,8 +129,9 @@ def validate_request(params: Mapping[str, Any]) -> LockRequest:
     holder = params.get("holder")
     if not isinstance(holder, str) or not holder.strip():
         raise K8sInvalidName("holder must be a non-empty string identifying who takes the lock", "holder", holder)
-    if len(holder) > 253 or any(ord(c) < 32 for c in holder):
+    if len(holder) > 253:
         raise K8sInvalidName("holder must be at most 253 printable characters", "holder", holder)
+    require_printable(holder, "holder")
     state = params.get("state") or "acquire"
     if state not in STATES:
         raise K8sInvalidName(f"state must be one of {', '.join(STATES)}", "state", state)
@@ -104,8 +146,8 @@ def validate_request(params: Mapping[str, Any]) -> LockRequest:
         value = params.get(key) or ""
         if not isinstance(value, str) or len(value) > 1024:
             raise K8sInvalidName(f"{key} must be a string of at most 1024 characters", key, value)
-    validate_subdomain(LEASE_PREFIX + node, "lease name (dsxos-node-lock-<node>)")
-    return LockRequest(node=node, holder=holder.strip(), state=state, namespace=namespace, duration_s=duration,
+    validate_subdomain(lease_name_for(node), "lease name (dsxos-node-lock-<node>)")
+    return LockRequest(node=node, holder=holder, state=state, namespace=namespace, duration_s=duration,
                        purpose=params.get("purpose") or "", reason=params.get("reason") or "", wait_timeout_s=wait,
                        poll_interval_s=poll, force=bool(params.get("force")))
 
@@ -168,15 +210,22 @@ class NodeLock:
             lease = self.client.call("get", "leases", self.client.coordination.read_namespaced_lease, self.req.lease_name, self.req.namespace)
         except K8sNotFound:
             return None
-        return self.client.to_plain(lease)
+        plain = self.client.to_plain(lease)
+        recorded = ((plain.get("metadata") or {}).get("annotations") or {}).get(ANN_NODE)
+        if recorded and recorded != self.req.node:
+            raise NodeLockCollision(f"lease {self.req.namespace}/{self.req.lease_name} records node {recorded!r}, not "
+                                    f"{self.req.node!r}: two node names share one lock name; refusing to touch it", verb="get",
+                                    resource="leases", name=self.req.lease_name, namespace=self.req.namespace, status=409,
+                                    reason="LockNameCollision", node=self.req.node)
+        return plain
 
     def _ensure_namespace(self) -> None:
         ensure_namespace(self.client, self.req.namespace, {LABEL_MANAGED: "dsxos.cluster"})
 
     def _body(self, current: Optional[Mapping[str, Any]], spec: dict[str, Any], annotations: dict[str, Optional[str]]) -> dict[str, Any]:
-        meta: dict[str, Any] = {"name": self.req.lease_name, "namespace": self.req.namespace,
-                                "labels": {LABEL_NODE: self.req.node, LABEL_MANAGED: "dsxos.cluster"}}
+        meta: dict[str, Any] = {"name": self.req.lease_name, "namespace": self.req.namespace, "labels": node_labels(self.req.node)}
         merged = dict(((current or {}).get("metadata") or {}).get("annotations") or {})
+        merged[ANN_NODE] = self.req.node
         for key, value in annotations.items():
             if value is None:
                 merged.pop(key, None)

@@ -8,6 +8,10 @@ and re-plans (bounded). Nodes are processed in parallel by a thread pool sized f
 (cordon, taint) of nodes not already quarantined consult the optional circuit breaker in ONE atomic batch; refused
 nodes are reported and left alone. ``check_mode`` plans without writing; ``dry_run`` sends the patch with
 ``dryRun=All`` (server-side validation, nothing stored).
+
+Every patch's history entry carries the task's operation id (``QuarantineRequest.operation_id``). When a PATCH was
+applied but its response lost (the client's retry then meets 409, the node is re-read and the plan finds nothing to
+do), the id on the node proves the change was ours: the node is reported ``changed`` with ``response_lost: true``.
 """
 from __future__ import annotations
 
@@ -22,7 +26,8 @@ from ansible_collections.dsxos.cluster.plugins.module_utils.operate.circuit_brea
 from ansible_collections.dsxos.cluster.plugins.module_utils.kube.errors import K8sConflict, K8sError, K8sNotFound
 from ansible_collections.dsxos.cluster.plugins.module_utils.kube.names import validate_node_name
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.quarantine_state import (
-    CAPACITY_ACTIONS, DEFAULT_HISTORY_LIMIT, Plan, QuarantineRequest, QuarantineStateError, Taint, check_request, default_actor, history_patch, plan_action,
+    CAPACITY_ACTIONS, DEFAULT_HISTORY_LIMIT, Plan, QuarantineRequest, QuarantineStateError, Taint, applied_operation, check_request, default_actor,
+    history_patch, plan_action,
 )
 
 DEFAULT_CONFLICT_RETRIES = 5
@@ -66,6 +71,8 @@ class NodeActionResult:  # pylint: disable=too-many-instance-attributes
     history_entry: Optional[dict[str, Any]] = None
     elapsed_s: float = 0.0
     before: Optional[dict[str, Any]] = None
+    #: a PATCH of this task was applied but its response lost; the change was found on the node by its operation id
+    response_lost: bool = False
     #: time.monotonic() when the node's outcome was known (benchmarks measure latency from their own start)
     finished_at: float = field(default_factory=time.monotonic)
 
@@ -74,7 +81,7 @@ class NodeActionResult:  # pylint: disable=too-many-instance-attributes
         return {"node": self.node, "action": self.action, "status": self.status, "changed": self.changed, "message": self.message,
                 "unschedulable": self.unschedulable, "taints": self.taints, "state": self.state, "reason": self.reason,
                 "attempts": self.attempts, "error": self.error, "history_entry": self.history_entry,
-                "elapsed_s": round(self.elapsed_s, 4)}
+                "elapsed_s": round(self.elapsed_s, 4), "response_lost": self.response_lost}
 
 
 @dataclass
@@ -179,9 +186,13 @@ def apply_to_node(client: KubeApi, name: str, request: QuarantineRequest, check_
     """Apply one request to one node with conflict handling; never raises K8sError (it becomes the result).
 
     ``node`` is an already-read copy (saves the first GET). ``allow(plan)`` may veto a change (returns the refusal text).
+    When a patch of ours was sent but its answer never came (a 409 on the client's retry, a connection error) and the
+    node, read again, needs nothing more, the node's history is searched for this request's operation id: found, the
+    node is reported changed by us (``response_lost``), with the plan that was sent.
     """
     started = time.monotonic()
     attempts = 0
+    sent: Optional[Plan] = None
     while True:
         attempts += 1
         try:
@@ -189,7 +200,13 @@ def apply_to_node(client: KubeApi, name: str, request: QuarantineRequest, check_
             node = None
             plan = plan_action(current, request)
             if not plan.changed:
-                result = _result_from_plan(plan, request.action, OK, attempts)
+                mine = applied_operation(current, request.operation_id) if sent is not None else None
+                if sent is not None and mine is not None:
+                    result = _result_from_plan(sent, request.action, CHANGED, attempts)
+                    result.message = f"{sent.message} (the API server applied our first attempt; its response was lost)"
+                    result.history_entry, result.response_lost = mine, True
+                else:
+                    result = _result_from_plan(plan, request.action, OK, attempts)
                 break
             refusal = allow(plan) if allow is not None else None
             if refusal:
@@ -197,6 +214,7 @@ def apply_to_node(client: KubeApi, name: str, request: QuarantineRequest, check_
                                           attempts=attempts)
                 break
             if not check_mode:
+                sent = None if dry_run else plan
                 patch_node(client, name, plan.patch or {}, dry_run)
             result = _result_from_plan(plan, request.action, CHANGED, attempts)
             break

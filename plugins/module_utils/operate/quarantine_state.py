@@ -8,9 +8,12 @@ Pure logic (no API calls). Three markers live on the node:
 * label ``dsxos.io/quarantine`` = ``quarantined`` | ``released``;
 * annotation ``dsxos.io/quarantine-prior``: JSON :class:`QuarantineRecord` - the node's state before our first
   action (``unschedulable``, taints, the prior values of the labels we set) and what WE applied (cordon, taints,
-  labels), plus the current reason/actor/since. A release undoes only what we applied, so a cordon or taint someone
-  else set survives it;
-* annotation ``dsxos.io/quarantine-history``: JSON list of ``{action, reason, actor, time}`` (bounded length).
+  labels) with the actor who first applied each (``applied_by``), plus the current reason and the actor who gave it
+  (``reason``/``actor`` always belong together), the reasons given so far with their actors (``reasons``) and
+  ``since``. A release undoes only what we applied, so a cordon or taint someone else set survives it;
+* annotation ``dsxos.io/quarantine-history``: JSON list of ``{action, reason, actor, time, op}`` (bounded length;
+  every entry pairs an actor with the reason that actor gave; ``op`` is the operation id of the task that wrote it,
+  so a task whose PATCH response was lost can recognise its own applied change).
 
 :func:`plan_action` turns (node, request) into a :class:`Plan` whose ``patch`` (strategic merge patch with the
 node's ``metadata.resourceVersion`` as a precondition) carries ``spec.unschedulable`` and the annotations in the
@@ -22,6 +25,7 @@ import getpass
 import json
 import os
 import socket
+import uuid
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional, Sequence
 
@@ -37,6 +41,8 @@ STATE_QUARANTINED = "quarantined"
 STATE_RELEASED = "released"
 DEFAULT_HISTORY_LIMIT = 20
 MAX_REASON_LEN = 1024
+#: reasons kept in the record (the history keeps every change up to ``history_limit``)
+MAX_RECORD_REASONS = 10
 
 ACTIONS = ("cordon", "uncordon", "taint", "untaint", "label", "release")
 #: actions that put (more of) a node into quarantine: a reason is required
@@ -44,6 +50,11 @@ QUARANTINE_ACTIONS = ("cordon", "taint", "label")
 #: actions that take capacity away: the circuit breaker is consulted for them
 CAPACITY_ACTIONS = ("cordon", "taint")
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+
+
+def new_operation_id() -> str:
+    """A fresh operation id (``op-`` and 16 hex digits): one per task, stamped into every history entry it writes."""
+    return "op-" + uuid.uuid4().hex[:16]
 
 
 def default_actor() -> str:
@@ -147,18 +158,30 @@ class QuarantineRecord:  # pylint: disable=too-many-instance-attributes
     cordoned: bool = False
     taints: list[dict[str, Any]] = field(default_factory=list)
     labels: list[str] = field(default_factory=list)
+    #: the current reason and the actor who gave it
     reason: str = ""
     actor: str = ""
     since: str = ""
+    #: who first applied each thing we hold: ``cordon``, ``taint:<key>:<effect>``, ``label:<key>`` -> actor
+    applied_by: dict[str, str] = field(default_factory=dict)
+    #: the reasons given so far (oldest first, at most MAX_RECORD_REASONS): ``{reason, actor, time}``
+    reasons: list[dict[str, str]] = field(default_factory=list)
 
     def holds_anything(self) -> bool:
         """Does the record still claim a cordon, a taint or a label?"""
         return bool(self.cordoned or self.taints or self.labels)
 
+    def give_reason(self, reason: str, actor: str, now: str) -> None:
+        """Make ``reason`` (given by ``actor``) the current one and add the pair to ``reasons``."""
+        self.reason, self.actor = reason, actor
+        if not self.reasons or (self.reasons[-1].get("reason"), self.reasons[-1].get("actor")) != (reason, actor):
+            self.reasons = (self.reasons + [{"reason": reason, "actor": actor, "time": now}])[-MAX_RECORD_REASONS:]
+
     def to_dict(self) -> dict[str, Any]:
         """JSON form (stable key order)."""
         return {"prior": {"unschedulable": self.prior_unschedulable, "taints": self.prior_taints, "labels": self.prior_labels},
                 "applied": {"cordon": self.cordoned, "taints": self.taints, "labels": sorted(self.labels)},
+                "applied_by": dict(sorted(self.applied_by.items())), "reasons": self.reasons,
                 "reason": self.reason, "actor": self.actor, "since": self.since}
 
     def to_json(self) -> str:
@@ -171,13 +194,19 @@ class QuarantineRecord:  # pylint: disable=too-many-instance-attributes
         try:
             data = json.loads(text)
             prior, applied = data["prior"], data["applied"]
+            reason, actor, since = str(data.get("reason") or ""), str(data.get("actor") or ""), str(data.get("since") or "")
+            reasons = [{"reason": str(r.get("reason") or ""), "actor": str(r.get("actor") or ""), "time": str(r.get("time") or "")}
+                       for r in data.get("reasons") or []]
+            if "reasons" not in data and reason:  # a record written before reasons were kept
+                reasons = [{"reason": reason, "actor": actor, "time": since}]
             return cls(prior_unschedulable=bool(prior.get("unschedulable", False)),
                        prior_taints=[dict(t) for t in prior.get("taints") or []],
                        prior_labels={str(k): (None if v is None else str(v)) for k, v in (prior.get("labels") or {}).items()},
                        cordoned=bool(applied.get("cordon", False)),
                        taints=[dict(t) for t in applied.get("taints") or []],
                        labels=[str(k) for k in applied.get("labels") or []],
-                       reason=str(data.get("reason") or ""), actor=str(data.get("actor") or ""), since=str(data.get("since") or ""))
+                       reason=reason, actor=actor, since=since, reasons=reasons,
+                       applied_by={str(k): str(v) for k, v in (data.get("applied_by") or {}).items()})
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             raise QuarantineStateError(f"node {node}: annotation {ANN_PRIOR} is not a valid quarantine record ({exc}): {text[:200]!r}",
                                        resource="nodes", name=node, node=node) from exc
@@ -238,6 +267,8 @@ class QuarantineRequest:  # pylint: disable=too-many-instance-attributes
     #: cordon only: keep an existing record's reason (drain's "ensure cordoned")
     keep_existing_reason: bool = False
     history_limit: int = DEFAULT_HISTORY_LIMIT
+    #: stamped into the history entry of every change (one per task; see :func:`applied_operation`)
+    operation_id: str = field(default_factory=new_operation_id)
 
 
 @dataclass
@@ -262,28 +293,35 @@ def _same_taint(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
     return Taint.from_dict(a) == Taint.from_dict(b)
 
 
+def _taint_slot(key: Any, effect: Any) -> str:
+    return f"taint:{key}:{effect}"
+
+
 def _apply_quarantine(view: NodeView, rec: QuarantineRecord, req: QuarantineRequest, state: dict[str, Any]) -> None:
     if req.action == "cordon" and not state["unschedulable"]:
         state["unschedulable"] = True
         rec.cordoned = True
+        rec.applied_by["cordon"] = req.actor
     for taint in req.taints:
         current = [t for t in state["taints"] if (t.get("key"), t.get("effect")) == taint.ident]
         if current and _same_taint(current[0], taint.to_dict()):
             continue
         state["taints"] = [t for t in state["taints"] if (t.get("key"), t.get("effect")) != taint.ident] + [taint.to_dict()]
         rec.taints = [t for t in rec.taints if (t.get("key"), t.get("effect")) != taint.ident] + [taint.to_dict()]
+        rec.applied_by.setdefault(_taint_slot(taint.key, taint.effect), req.actor)
     for key, value in req.labels:
         if state["labels"].get(key) == value:
             continue
         if key not in rec.labels:
             rec.prior_labels[key] = view.labels.get(key)
             rec.labels.append(key)
+        rec.applied_by.setdefault(f"label:{key}", req.actor)
         if value is None:
             state["labels"].pop(key, None)
         else:
             state["labels"][key] = value
-    if req.reason and not (req.keep_existing_reason and rec.reason):
-        rec.reason = req.reason
+    if req.reason and req.reason != rec.reason and not (req.keep_existing_reason and rec.reason):
+        rec.give_reason(req.reason, req.actor, req.now)
     state["labels"][LABEL_STATE] = STATE_QUARANTINED
 
 
@@ -300,7 +338,7 @@ def _apply_release(rec: QuarantineRecord, state: dict[str, Any]) -> None:
             state["labels"].pop(key, None)
         else:
             state["labels"][key] = prior
-    rec.cordoned, rec.taints, rec.labels = False, [], []
+    rec.cordoned, rec.taints, rec.labels, rec.applied_by = False, [], [], {}
 
 
 def _apply_undo(rec: Optional[QuarantineRecord], req: QuarantineRequest, state: dict[str, Any]) -> None:
@@ -308,6 +346,7 @@ def _apply_undo(rec: Optional[QuarantineRecord], req: QuarantineRequest, state: 
         state["unschedulable"] = False
         if rec is not None:
             rec.cordoned = False
+            rec.applied_by.pop("cordon", None)
         return
 
     # untaint: a taint without effect removes every effect of that key
@@ -316,6 +355,8 @@ def _apply_undo(rec: Optional[QuarantineRecord], req: QuarantineRequest, state: 
     state["taints"] = [t for t in state["taints"] if not hit(t)]
     if rec is not None:
         rec.taints = [t for t in rec.taints if not hit(t)]
+        held = {_taint_slot(t.get("key"), t.get("effect")) for t in rec.taints}
+        rec.applied_by = {k: v for k, v in rec.applied_by.items() if not k.startswith("taint:") or k in held}
 
 
 def plan_action(node: Mapping[str, Any], req: QuarantineRequest) -> Plan:  # pylint: disable=too-many-locals,too-many-branches
@@ -332,7 +373,7 @@ def plan_action(node: Mapping[str, Any], req: QuarantineRequest) -> Plan:  # pyl
         if rec is None:
             new_quarantine = True
             rec = QuarantineRecord(prior_unschedulable=view.unschedulable, prior_taints=[dict(t) for t in view.taints],
-                                   reason=req.reason or "", actor=req.actor, since=req.now)
+                                   actor=req.actor, since=req.now)
         _apply_quarantine(view, rec, req, state)
     elif req.action == "release":
         if rec is not None:
@@ -348,7 +389,8 @@ def plan_action(node: Mapping[str, Any], req: QuarantineRequest) -> Plan:  # pyl
             state["labels"][LABEL_STATE] = STATE_RELEASED
 
     ann_prior_new = rec.to_json() if rec is not None else None
-    ann_prior_old = view.annotations.get(ANN_PRIOR)
+    # compared in normal form: a record written by an older version (no applied_by/reasons) is not a change by itself
+    ann_prior_old = old_rec.to_json() if old_rec is not None else None
     spec_patch: dict[str, Any] = {}
     if state["unschedulable"] != view.unschedulable:
         spec_patch["unschedulable"] = True if state["unschedulable"] else None
@@ -366,6 +408,8 @@ def plan_action(node: Mapping[str, Any], req: QuarantineRequest) -> Plan:  # pyl
     if not changed:
         return Plan(view.name, False, None, after, False, _describe(req.action, view.name, False), before=before)
     entry: dict[str, Any] = {"action": req.action, "reason": req.reason or "", "actor": req.actor, "time": req.now}
+    if req.operation_id:
+        entry["op"] = req.operation_id
     if spec_patch:
         entry["spec"] = sorted(spec_patch)
     history = (view.history() + [entry])[-max(1, req.history_limit):]
@@ -384,9 +428,21 @@ def plan_action(node: Mapping[str, Any], req: QuarantineRequest) -> Plan:  # pyl
 def history_patch(node: Mapping[str, Any], entry: Mapping[str, Any], history_limit: int = DEFAULT_HISTORY_LIMIT) -> dict[str, Any]:
     """A patch that only appends ``entry`` to the history annotation (with the resourceVersion precondition)."""
     view = NodeView.from_node(node)
-    history = (view.history() + [dict(entry)])[-max(1, history_limit):]
+    paired = dict(entry)
+    paired.setdefault("reason", "")
+    paired.setdefault("actor", "")
+    history = (view.history() + [paired])[-max(1, history_limit):]
     return {"metadata": {"resourceVersion": view.resource_version,
                          "annotations": {ANN_HISTORY: json.dumps(history, separators=(",", ":"))}}}
+
+
+def applied_operation(node: Mapping[str, Any], operation_id: str) -> Optional[dict[str, Any]]:
+    """The latest history entry on ``node`` stamped with ``operation_id`` (None when there is none): proof that a
+    change of that operation reached the node, e.g. a PATCH whose response was lost."""
+    if not operation_id:
+        return None
+    found = [e for e in NodeView.from_node(node).history() if e.get("op") == operation_id]
+    return found[-1] if found else None
 
 
 def _describe(action: str, node: str, changed: bool) -> str:
@@ -416,4 +472,4 @@ def check_request(action: str, reason: Any, taints: Any, labels: Any) -> tuple[O
 
 __all__ = ["ACTIONS", "ANN_HISTORY", "ANN_PRIOR", "CAPACITY_ACTIONS", "K8sInvalidName", "LABEL_STATE", "NodeView", "Plan",
            "QUARANTINE_ACTIONS", "QuarantineRecord", "QuarantineRequest", "QuarantineStateError", "STATE_QUARANTINED",
-           "STATE_RELEASED", "Taint", "check_request", "default_actor", "history_patch", "plan_action"]
+           "STATE_RELEASED", "Taint", "applied_operation", "check_request", "default_actor", "history_patch", "new_operation_id", "plan_action"]

@@ -1,7 +1,13 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, dsxos.cluster contributors
 # Apache License 2.0 (see LICENSE)
-"""Fault injection (latency, 5xx, 429 with Retry-After, dropped connections) configurable at runtime, optionally per path prefix."""
+"""Fault injection (latency, 5xx, 429 with Retry-After, dropped connections, lost responses) configurable at runtime,
+optionally per path prefix and method, optionally only a limited number of times.
+
+``drop`` closes the connection BEFORE the request is served (nothing changes); ``apply_drop`` serves the request (a
+write is stored) and then closes the connection without sending the answer: the client sees a dropped connection
+although its change was applied (what a lost response looks like).
+"""
 from __future__ import annotations
 
 import random
@@ -23,9 +29,15 @@ class FaultRule:
     throttle_rate: float = 0.0
     retry_after_s: int = 1
     drop_rate: float = 0.0
+    apply_drop_rate: float = 0.0
+    #: inject at most this many faults (not counting latency) with this rule (0: no limit); afterwards it covers nothing
+    limit: int = 0
+    fired: int = 0
 
     def applies(self, method: str, path: str) -> bool:
         """Does this rule cover the request?"""
+        if self.limit and self.fired >= self.limit:
+            return False
         return path.startswith(self.path_prefix) and (not self.methods or method in self.methods)
 
 
@@ -34,7 +46,7 @@ class FaultDecision:
     """What to do with one request: sleep, then answer an error / drop the connection / serve normally."""
 
     delay_s: float = 0.0
-    action: str = "serve"  # serve | error | throttle | drop
+    action: str = "serve"  # serve | error | throttle | drop | apply_drop
     code: int = 0
     retry_after_s: int = 0
 
@@ -46,17 +58,20 @@ class FaultInjector:
         self._rules: list[FaultRule] = []
         self._lock = threading.Lock()
         self._rng = random.Random(seed)
-        self.injected: dict[str, int] = {"latency": 0, "error": 0, "throttle": 0, "drop": 0}
+        self.injected: dict[str, int] = {"latency": 0, "error": 0, "throttle": 0, "drop": 0, "apply_drop": 0}
 
     def set(self, path_prefix: str = "/", methods: tuple[str, ...] | list[str] = (), **settings: Any) -> FaultRule:
-        """Add a rule (latency_s, latency_range, error_rate, error_code, throttle_rate, retry_after_s, drop_rate).
+        """Add a rule (latency_s, latency_range, error_rate, error_code, throttle_rate, retry_after_s, drop_rate,
+        apply_drop_rate, limit).
 
         Rules are checked most-specific (longest prefix) first; the first covering rule applies.
         """
         rule = FaultRule(path_prefix=path_prefix, methods=tuple(m.upper() for m in methods), **settings)
-        for rate in (rule.error_rate, rule.throttle_rate, rule.drop_rate):
+        for rate in (rule.error_rate, rule.throttle_rate, rule.drop_rate, rule.apply_drop_rate):
             if not 0.0 <= rate <= 1.0:
                 raise ValueError(f"fault rate must be within [0, 1], got {rate!r} for prefix {path_prefix!r}")
+        if rule.limit < 0:
+            raise ValueError(f"fault limit must be >= 0, got {rule.limit!r} for prefix {path_prefix!r}")
         with self._lock:
             self._rules.append(rule)
             self._rules.sort(key=lambda r: -len(r.path_prefix))
@@ -93,6 +108,9 @@ class FaultInjector:
                 decision.action, decision.code = "error", rule.error_code
             elif roll < rule.drop_rate + rule.error_rate + rule.throttle_rate:
                 decision.action, decision.code, decision.retry_after_s = "throttle", 429, rule.retry_after_s
+            elif roll < rule.drop_rate + rule.error_rate + rule.throttle_rate + rule.apply_drop_rate:
+                decision.action = "apply_drop"
             if decision.action != "serve":
                 self.injected[decision.action] += 1
+                rule.fired += 1
             return decision

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import collections
+import io
 import json
 import queue
 import select
@@ -161,6 +162,8 @@ class ApiFrontend:
                            {"Retry-After": str(decision.retry_after_s)})
             self._send_error(req, err)
             return
+        if decision.action == "apply_drop":  # serve the request (a write is stored), then lose the answer
+            req.wfile, req.close_connection = io.BytesIO(), True
         try:
             user = self.emu.access.user_for(req.headers.get("Authorization"))
             if user is None:

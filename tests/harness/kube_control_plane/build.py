@@ -63,7 +63,7 @@ class BuildError(RuntimeError):
 
 def log(message: str) -> None:
     """Print one progress line."""
-    print("[kube-build] %s" % message, flush=True)
+    print("[kube-build] %s" % message, file=sys.stderr, flush=True)
 
 
 def cache_root() -> Path:
@@ -101,8 +101,8 @@ def _run(argv: Sequence[str], cwd: Optional[Path] = None, env: Optional[Dict[str
         raise BuildError("%s not found (%s)" % (argv[0], HINT)) from exc
     output = proc.stdout.decode("utf-8", errors="replace")
     if proc.returncode != 0:
-        raise BuildError("%s failed (exit %d after %.0f s):\n%s" % (" ".join(argv[:4]), proc.returncode,
-                                                                   time.monotonic() - started, output[-6000:]))
+        elapsed = time.monotonic() - started
+        raise BuildError("%s failed (exit %d after %.0f s):\n%s" % (" ".join(argv[:4]), proc.returncode, elapsed, output[-6000:]))
     if not quiet and output.strip():
         for line in output.strip().splitlines()[-5:]:
             log("  " + line)
