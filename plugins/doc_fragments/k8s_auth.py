@@ -65,7 +65,7 @@ options:
       - Each attempt's timeout is clipped to the time left, and no retry starts after the deadline, so a server that
         accepts connections and never answers fails the call after at most this long, with an error naming the server,
         the verb and resource, the attempts and the elapsed time.
-      - Long waits of a module (a drain's O(timeout_s), a lock's O(wait_timeout_s), watches) are separate and not bounded by it.
+      - Long waits of a module (a drain's C(timeout_s), a lock's C(wait_timeout_s), watches) are separate and not bounded by it.
     type: float
     default: 120.0
 requirements:

@@ -10,7 +10,8 @@ short_description: Take, renew or release a per-node lock held as a Kubernetes L
 version_added: "0.1.0"
 description:
   - Serializes automation on one node (drain, quarantine, repair) across playbook runs, controllers and operators with a
-    C(coordination.k8s.io/v1) Lease named C(dsxos-node-lock-<node>) in O(namespace) (created when missing).
+    C(coordination.k8s.io/v1) Lease named C(dsxos-node-lock-<node>) in O(namespace) (created when missing); for a node name
+    over 236 characters the name is truncated and ends with a SHA-256 hash (annotation C(dsxos.io/node) keeps the full name).
   - The Lease records C(holderIdentity), C(leaseDurationSeconds), C(acquireTime), C(renewTime), C(leaseTransitions) and the
     annotations C(dsxos.io/lock-purpose), C(dsxos.io/lock-reason), C(dsxos.io/previous-holder), C(dsxos.io/released-by),
     C(dsxos.io/released-at).

@@ -142,7 +142,8 @@ nodes:
   description:
     - One entry per node with C(node), C(action), C(status) (C(changed), C(ok), C(missing), C(refused), C(failed)), C(changed),
       C(message), C(unschedulable), C(taints), C(state) (value of C(dsxos.io/quarantine)), C(reason) (the recorded reason),
-      C(attempts) (reads, more than 1 after conflicts), C(error) and C(history_entry) (the entry written).
+      C(attempts) (reads, more than 1 after conflicts), C(error), C(history_entry) (the entry written) and C(response_lost)
+      (true when the API server applied this task's patch but its answer was lost; found by the task's operation id).
   returned: always
   type: list
   elements: dict

@@ -71,8 +71,8 @@ class Pipeline:  # pylint: disable=too-few-public-methods
         artifact = out / "artifacts"  # process writes the artifacts of the one job it receives here
         assert (artifact / "job_events").is_dir() and (artifact / "status").is_file(), \
             f"no artifacts from the pipeline (rc={proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
-        events = [json.loads(p.read_text(encoding="utf-8")) for p in sorted((artifact / "job_events").glob("*.json"),
-                                                                             key=lambda p: int(p.name.split("-", 1)[0]))]
+        files = sorted((artifact / "job_events").glob("*.json"), key=lambda p: int(p.name.split("-", 1)[0]))
+        events = [json.loads(p.read_text(encoding="utf-8")) for p in files]
         status = (artifact / "status").read_text(encoding="utf-8").strip()
         stdout = "".join(e.get("stdout", "") + "\n" for e in events)
         assert status == expect_status, f"status {status}, pipeline rc={proc.returncode}\n{stdout[-6000:]}\n{proc.stderr[-2000:]}"
@@ -88,8 +88,8 @@ def _import(name: str) -> str:
 
 def test_configure_through_transmit_worker_process(installed_collection, tmp_path):
     bundles = tmp_path / "bundles"
-    run = Pipeline(installed_collection, tmp_path).run(_import("configure"), {"configure_output_dir": str(bundles),
-                                                                             "configure_deployers": ["helm", "flux"]})
+    variables = {"configure_output_dir": str(bundles), "configure_deployers": ["helm", "flux"]}
+    run = Pipeline(installed_collection, tmp_path).run(_import("configure"), variables)
     assert run["rc"] == 0
     summary = run["stats"]["dsxos_configure"]
     assert summary["criteria"]["service"] == "eks" and summary["criteria"]["accelerator"] == "h100"
@@ -110,8 +110,8 @@ def test_sentinel_playbooks_through_transmit_worker_process(installed_collection
     nodes = emu.add_nodes(3, "h100-eks", name_prefix="gpu-")
     pipe = Pipeline(installed_collection, tmp_path)
 
-    remediate = pipe.run(_import("remediate"), _sentinel_vars(emu, tmp_path, sentinel_nodes=nodes[:2], sentinel_reason="operator: flaky NVLink",
-                                                               sentinel_manual_action="quarantine"))
+    manual = _sentinel_vars(emu, tmp_path, sentinel_nodes=nodes[:2], sentinel_reason="operator: flaky NVLink", sentinel_manual_action="quarantine")
+    remediate = pipe.run(_import("remediate"), manual)
     summary = remediate["stats"]["dsxos_sentinel"]
     assert summary["mode"] == "remediate" and sorted(summary["acted"]) == nodes[:2] and summary["failed"] == []
     incidents = {o["node"]: o["incident"] for o in summary["outcomes"]}

@@ -31,8 +31,8 @@ def _node(name: str, history=None, quarantined: bool = False) -> Dict[str, Any]:
         annotations["dsxos.io/quarantine-history"] = json.dumps([{"action": a, "reason": "xid 79", "actor": "s", "time": format_time(S + t)}
                                                                  for a, t in history])
     if quarantined:
-        annotations["dsxos.io/quarantine-prior"] = json.dumps({"prior": {}, "applied": {"cordon": True}, "reason": "xid 79 <b>",
-                                                                "actor": "s", "since": format_time(S + history[-1][1])})
+        record = {"prior": {}, "applied": {"cordon": True}, "reason": "xid 79 <b>", "actor": "s", "since": format_time(S + history[-1][1])}
+        annotations["dsxos.io/quarantine-prior"] = json.dumps(record)
     return {"metadata": {"name": name, "creationTimestamp": "2026-01-01T00:00:00Z", "annotations": annotations,
                          "labels": {"dsxos.io/quarantine": "quarantined" if quarantined else "released"}},
             "status": {"allocatable": {"nvidia.com/gpu": "8"}}}

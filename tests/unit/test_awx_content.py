@@ -75,7 +75,8 @@ def test_types_choices_and_defaults_are_mapped():
     deployers = _question("configure", "configure_deployers")
     assert deployers["type"] == "multiselect" and deployers["choices"] == ["helm", "argocd", "flux"] and deployers["default"] == "helm"
     assert _question("configure", "configure_output_dir")["default"] == "~/dsxos-bundles"
-    assert "O(" not in json.dumps(_question("remediate", "sentinel_reason")) and "sentinel_nodes" in _question("remediate", "sentinel_reason")["question_description"]
+    reason = _question("remediate", "sentinel_reason")
+    assert "O(" not in json.dumps(reason) and "sentinel_nodes" in reason["question_description"]
     assert [q["variable"] for q in json.loads((SURVEY_DIR / "status.json").read_text())["spec"]] == ["sentinel_status_dir"]
 
 

@@ -55,7 +55,8 @@ def test_api_key_is_not_in_repr():
 
 
 @pytest.mark.parametrize("params, needle", [
-    ({"qps": -1}, "qps"), ({"burst": 0}, "burst"), ({"retries": -2}, "retries"), ({"request_timeout_s": 0}, "request_timeout_s"), ({"deadline_s": -1}, "deadline_s"),
+    ({"qps": -1}, "qps"), ({"burst": 0}, "burst"), ({"retries": -2}, "retries"), ({"request_timeout_s": 0}, "request_timeout_s"),
+    ({"deadline_s": -1}, "deadline_s"),
     ({"host": "api.example:6443"}, "host"), ({"in_cluster": True, "kubeconfig": "/x"}, "in_cluster"), ({"retries": "many"}, "retries"),
 ])
 def test_bad_options_name_the_option(params, needle):

@@ -10,9 +10,10 @@
 5. the quarantine record pairs every reason with the actor who gave it;
 6. malformed kubeconfigs fail naming the file.
 
-Tests that talk to a cluster use the client layer and the ``k8s_emulator`` fixture only through its kubeconfig and its
-object helpers, so they can run against a real control plane as well; fault-injection tests (``faults``) are
-emulator-only and say so.
+Portable tests talk to a cluster only through the client layer and the ``cluster_kubeconfig`` fixture (the emulator's
+kubeconfig here) and name their objects uniquely, so they also run against a real control plane: override
+``cluster_kubeconfig`` with ``real_cluster.kubeconfig_path`` (tests/harness/kube_control_plane). Fault-injection tests
+use ``k8s_emulator`` itself and say "Emulator-only".
 """
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ import socket
 import string
 import threading
 import time
+import uuid
 from typing import Any, Iterator
 
 import pytest
@@ -31,7 +33,7 @@ from hypothesis import strategies as st
 from ansible_collections.dsxos.cluster.plugins.module_utils.common.entry import call_entry
 from ansible_collections.dsxos.cluster.plugins.module_utils.kube.client import (
     K8sAuth, K8sConfigError, K8sDeadlineExceeded, K8sRetriesExhausted, K8sTimeout, K8sUnreachable, KubeClient, auth_from_params,
-    check_kubeconfig, client_from_params,
+    check_kubeconfig, client_from_params, ensure_namespace,
 )
 from ansible_collections.dsxos.cluster.plugins.module_utils.kube.names import (
     K8sInvalidName, validate_label_key, validate_label_selector, validate_label_value, validate_namespace, validate_node_name,
@@ -56,10 +58,20 @@ from ansible_collections.dsxos.cluster.tests.harness.k8s_emulator.pytest_fixture
 SLACK_S = 1.5
 
 
-def _kube(emu: Any, **overrides: Any) -> KubeClient:
-    params = {"kubeconfig": emu.kubeconfig_path, "retry_backoff_s": 0}
+@pytest.fixture
+def cluster_kubeconfig(k8s_emulator: Any) -> str:
+    """The kubeconfig of the cluster the portable tests use (override with a real control plane's)."""
+    return k8s_emulator.kubeconfig_path
+
+
+def _kube(kubeconfig: str, **overrides: Any) -> KubeClient:
+    params = {"kubeconfig": kubeconfig, "retry_backoff_s": 0}
     params.update(overrides)
     return client_from_params(params)
+
+
+def _unique(prefix: str = "gpu") -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:10]}"
 
 
 def _make_node(kube: KubeClient, name: str) -> str:
@@ -323,9 +335,9 @@ def test_short_and_long_lease_names_never_collide(short, pair):
 
 
 @pytest.mark.parametrize("length", [64, 244, 253])
-def test_a_long_node_can_be_locked_and_found(k8s_emulator, length):
-    kube = _kube(k8s_emulator)
-    node = _make_node(kube, _long_name(length))
+def test_a_long_node_can_be_locked_and_found(cluster_kubeconfig, length):
+    kube = _kube(cluster_kubeconfig)
+    node = _make_node(kube, _long_name(length, uuid.uuid4().hex[:10]))
     taken = NodeLock(kube, validate_request({"node": node, "holder": "alice", "reason": "XID 79"})).run()
     assert taken["changed"] and taken["held"] and taken["lease_name"] == lease_name_for(node)
     lease = kube.to_plain(kube.call("get", "leases", kube.coordination.read_namespaced_lease, lease_name_for(node), "dsxos-system"))
@@ -337,10 +349,10 @@ def test_a_long_node_can_be_locked_and_found(k8s_emulator, length):
     assert released["action"] == "released"
 
 
-def test_a_lease_recording_another_node_is_never_taken(k8s_emulator):
-    kube = _kube(k8s_emulator)
-    node = _make_node(kube, _long_name(244))
-    kube.call("create", "namespaces", kube.core.create_namespace, {"metadata": {"name": "dsxos-system"}})
+def test_a_lease_recording_another_node_is_never_taken(cluster_kubeconfig):
+    kube = _kube(cluster_kubeconfig)
+    node = _make_node(kube, _long_name(244, uuid.uuid4().hex[:10]))
+    ensure_namespace(kube, "dsxos-system")
     kube.call("create", "leases", kube.coordination.create_namespaced_lease, "dsxos-system", {
         "apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "spec": {},
         "metadata": {"name": lease_name_for(node), "namespace": "dsxos-system", "annotations": {ANN_NODE: node[:-1] + "q"}}})
@@ -352,17 +364,17 @@ def test_a_lease_recording_another_node_is_never_taken(k8s_emulator):
 # ---------------------------------------------------------------- 4. a lost PATCH response
 
 
-def _quarantine_params(emu: Any, **kw: Any) -> dict[str, Any]:
+def _quarantine_params(kubeconfig: str, **kw: Any) -> dict[str, Any]:
     out = {key: spec.get("default") for key, spec in NODE_QUARANTINE.spec.items()}
-    out.update(kubeconfig=emu.kubeconfig_path, retry_backoff_s=0)
+    out.update(kubeconfig=kubeconfig, retry_backoff_s=0)
     out.update(kw)
     return out
 
 
 def test_emulator_apply_drop_stores_the_change_and_loses_the_answer(k8s_emulator):
     """Emulator-only: the fault itself."""
-    kube = _kube(k8s_emulator, retries=0)
-    node = _make_node(kube, "gpu-0")
+    kube = _kube(k8s_emulator.kubeconfig_path, retries=0)
+    node = _make_node(kube, _unique())
     k8s_emulator.faults.set(f"/api/v1/nodes/{node}", methods=["PATCH"], apply_drop_rate=1.0, limit=1)
     with pytest.raises(K8sUnreachable):
         kube.call("patch", "nodes", kube.core.patch_node, node, {"spec": {"unschedulable": True}})
@@ -375,10 +387,10 @@ def test_emulator_apply_drop_stores_the_change_and_loses_the_answer(k8s_emulator
 def test_a_cordon_whose_response_was_lost_is_reported_as_ours(k8s_emulator):
     """Emulator-only: the first PATCH is applied and its answer dropped; the client's retry meets 409, the node is
     re-read and needs nothing more. The task made the change, so it must say so."""
-    kube = _kube(k8s_emulator)
-    node = _make_node(kube, "gpu-0")
+    kube = _kube(k8s_emulator.kubeconfig_path)
+    node = _make_node(kube, _unique())
     k8s_emulator.faults.set(f"/api/v1/nodes/{node}", methods=["PATCH"], apply_drop_rate=1.0, limit=1)
-    result = call_entry(NODE_QUARANTINE, _quarantine_params(k8s_emulator, nodes=[node], action="cordon", reason="XID 79", actor="bot"))
+    result = call_entry(NODE_QUARANTINE, _quarantine_params(k8s_emulator.kubeconfig_path, nodes=[node], action="cordon", reason="XID 79", actor="bot"))
     assert "failed" not in result, result
     assert result["changed"] is True and result["changed_nodes"] == [node]
     outcome = result["nodes"][0]
@@ -390,16 +402,17 @@ def test_a_cordon_whose_response_was_lost_is_reported_as_ours(k8s_emulator):
     assert obj["spec"]["unschedulable"] is True and len(history) == 1, "applied exactly once"
     assert outcome["history_entry"] == history[0] and history[0]["op"].startswith("op-")
 
-    again = call_entry(NODE_QUARANTINE, _quarantine_params(k8s_emulator, nodes=[node], action="cordon", reason="XID 79", actor="bot"))
+    again = call_entry(NODE_QUARANTINE, _quarantine_params(k8s_emulator.kubeconfig_path, nodes=[node], action="cordon", reason="XID 79", actor="bot"))
     assert again["changed"] is False and again["nodes"][0]["response_lost"] is False, "another task did not make the change"
     assert "already cordoned" in again["nodes"][0]["message"]
 
 
-def test_a_node_someone_else_cordoned_meanwhile_is_not_claimed(k8s_emulator):
-    """Emulator-only: our PATCH is lost BEFORE it is applied, and another actor cordons the node with our reason; the
-    retry meets 409 and nothing is left to do - but the change is not ours: changed false."""
-    kube = _kube(k8s_emulator)
-    node = _make_node(kube, "gpu-0")
+def test_a_node_someone_else_cordoned_meanwhile_is_not_claimed(cluster_kubeconfig):
+    """Portable (the loss is simulated in the client, not by the server): our PATCH is lost BEFORE it is applied, and
+    another actor cordons the node with our reason; the retry meets 409 and nothing is left to do - but the change is
+    not ours: changed false."""
+    kube = _kube(cluster_kubeconfig)
+    node = _make_node(kube, _unique())
     original = _node(kube, node)
     other = QuarantineRequest(action="cordon", reason="XID 79", actor="someone-else", now="2026-01-01T00:00:00.000Z")
 
@@ -425,11 +438,12 @@ def test_a_node_someone_else_cordoned_meanwhile_is_not_claimed(k8s_emulator):
 # ---------------------------------------------------------------- 5. who set the cordon, who gave which reason
 
 
-def test_two_actors_keep_a_consistent_record(k8s_emulator):
-    kube = _kube(k8s_emulator)
-    node = _make_node(kube, "gpu-0")
-    first = call_entry(NODE_QUARANTINE, _quarantine_params(k8s_emulator, nodes=[node], action="cordon", reason="XID 79", actor="alice"))
-    second = call_entry(NODE_QUARANTINE, _quarantine_params(k8s_emulator, nodes=[node], action="cordon", reason="XID 48 too", actor="bob"))
+def test_two_actors_keep_a_consistent_record(cluster_kubeconfig):
+    kube = _kube(cluster_kubeconfig)
+    node = _make_node(kube, _unique())
+    first = call_entry(NODE_QUARANTINE, _quarantine_params(cluster_kubeconfig, nodes=[node], action="cordon", reason="XID 79", actor="alice"))
+    second = call_entry(NODE_QUARANTINE, _quarantine_params(cluster_kubeconfig, nodes=[node], action="cordon", reason="XID 48 too",
+                                                            actor="bob"))
     assert first["changed"] and second["changed"]
     annotations = _node(kube, node)["metadata"]["annotations"]
     record = QuarantineRecord.from_json(annotations[ANN_PRIOR], node)

@@ -82,9 +82,9 @@ def to_markdown(report: Mapping[str, Any]) -> str:
               "|---|---|---|---|---|---|---|---|"]
     for row in report["nodes"]:
         lost = row["gpu_hours"]["lost_faults"] + row["gpu_hours"]["lost_quarantine"]
-        lines.append("| " + " | ".join([_md(row["node"]), _num(row["gpus"], 0), _pct(row["availability"]), format_seconds(row["quarantined_s"]),
-                                         str(row["incidents"]), str(row["remediation_attempts"]), _num(row["gpu_hours"]["succeeded"]),
-                                         _num(lost)]) + " |")
+        cells = [_md(row["node"]), _num(row["gpus"], 0), _pct(row["availability"]), format_seconds(row["quarantined_s"]), str(row["incidents"]),
+                 str(row["remediation_attempts"]), _num(row["gpu_hours"]["succeeded"]), _num(lost)]
+        lines.append("| " + " | ".join(cells) + " |")
     if report.get("problems"):
         lines += ["", "## Problems", ""] + [f"- {_md(p)}" for p in report["problems"]]
     return "\n".join(lines) + "\n"
@@ -98,7 +98,7 @@ def _svg_open(cls: str, width: int, height: int, title: str) -> List[str]:
             % (cls, width, height, width, height, _e(title)), "<title>%s</title>" % _e(title)]
 
 
-def availability_chart_svg(timeline: Sequence[Mapping[str, Any]], width: int = 960, height: int = 300) -> str:
+def availability_chart_svg(timeline: Sequence[Mapping[str, Any]], width: int = 960, height: int = 300) -> str:  # pylint: disable=too-many-locals
     """Fleet availability (percent) per bucket: a line with one ``circle.point`` per bucket that has nodes."""
     left, right, top, bottom = 64, 24, 16, 48
     plot_w, plot_h = width - left - right, height - top - bottom
@@ -129,7 +129,7 @@ def availability_chart_svg(timeline: Sequence[Mapping[str, Any]], width: int = 9
     return "".join(out)
 
 
-def work_chart_svg(timeline: Sequence[Mapping[str, Any]], width: int = 960, height: int = 300) -> str:
+def work_chart_svg(timeline: Sequence[Mapping[str, Any]], width: int = 960, height: int = 300) -> str:  # pylint: disable=too-many-locals
     """GPU-hours per bucket as stacked bars: completed (green), lost to faults (red), lost to quarantine (amber)."""
     left, right, top, bottom = 64, 24, 16, 48
     plot_w, plot_h = width - left - right, height - top - bottom
@@ -160,7 +160,7 @@ def work_chart_svg(timeline: Sequence[Mapping[str, Any]], width: int = 960, heig
     return "".join(out)
 
 
-def node_chart_svg(nodes: Sequence[Mapping[str, Any]], width: int = 960) -> str:
+def node_chart_svg(nodes: Sequence[Mapping[str, Any]], width: int = 960) -> str:  # pylint: disable=too-many-locals
     """Availability per node, one horizontal ``rect.node-bar`` each (red below 99 %)."""
     row, left, right, top = 18, 200, 80, 8
     height = top * 2 + row * max(1, len(nodes))

@@ -376,7 +376,8 @@ def _owner_uid(meta: Mapping[str, Any], kind: str) -> Optional[str]:
     return None
 
 
-def classify_pods(pods: Sequence[Mapping[str, Any]], nodes: Mapping[str, NodeFacts], options: FleetOptions) -> tuple[list[WorkItem], dict[str, int]]:
+def classify_pods(pods: Sequence[Mapping[str, Any]], nodes: Mapping[str, NodeFacts],  # pylint: disable=too-many-locals
+                  options: FleetOptions) -> tuple[list[WorkItem], dict[str, int]]:
     """GPU pods -> work items; counts of pods per class (and ``unmeasured``: terminal pods without times)."""
     items: list[WorkItem] = []
     counts = {"succeeded": 0, "running": 0, "failed_fault": 0, "failed_other": 0, "unmeasured": 0}
@@ -458,8 +459,8 @@ def _quarantine_row(facts: NodeFacts) -> dict[str, Any]:
             "gpus": facts.gpus, "unschedulable": facts.unschedulable}
 
 
-def build_report(nodes: Sequence[Mapping[str, Any]], pods: Sequence[Mapping[str, Any]], jobs: Sequence[Mapping[str, Any]],
-                 options: FleetOptions) -> dict[str, Any]:  # pylint: disable=too-many-locals
+def build_report(nodes: Sequence[Mapping[str, Any]], pods: Sequence[Mapping[str, Any]],  # pylint: disable=too-many-locals
+                 jobs: Sequence[Mapping[str, Any]], options: FleetOptions) -> dict[str, Any]:
     """The fleet report (see docs/operate-status.md for every field and formula)."""
     lo, hi, now = options.start, options.now, options.now
     facts = {f.name: f for f in (node_facts(n, options) for n in nodes)}
