@@ -188,7 +188,7 @@ def test_a_run_that_dies_midway_resumes_from_the_recorded_state(k8s_emulator, an
 
 def test_release_only_what_was_caused_replays_and_old_resolved_alerts_change_nothing(k8s_emulator, ansible_run, tmp_path):
     emu = k8s_emulator
-    first, second, spare = emu.add_nodes(3, "h100-eks", name_prefix="gpu-")
+    first, second = emu.add_nodes(3, "h100-eks", name_prefix="gpu-")[:2]
     emu.cordon(second)
     malformed = [event("gpu-0\n", "fp-x"), event(first, "fp bad"), {"node": first}, "junk"]
     quarantine = [event(first, "fp-e1", fault_class="certification"), event(second, "fp-e2", fault_class="certification")]
@@ -201,8 +201,8 @@ def test_release_only_what_was_caused_replays_and_old_resolved_alerts_change_not
 
     status = ansible_run("dsxos.cluster.status", extra_vars=base_vars(emu, tmp_path, sentinel_status_dir=str(tmp_path / "status")))
     rows = json.loads((tmp_path / "status" / "status.json").read_text())["nodes"]
-    assert [(r["node"], r["incident"], r["state"]) for r in rows] == [(first, old_incident, "quarantined"),
-                                                                       (second, incident_of(emu, second)["id"], "quarantined")]
+    expected = [(first, old_incident, "quarantined"), (second, incident_of(emu, second)["id"], "quarantined")]
+    assert [(r["node"], r["incident"], r["state"]) for r in rows] == expected
     assert old_incident in (tmp_path / "status" / "status.md").read_text() and status.rc == 0
 
     # the resolved alert of the first node releases it only; an alert the second node never had releases nothing

@@ -66,8 +66,8 @@ class FakeNode:
 
 
 def opened(fake, incident="sen-000000000001", events=(ev("fp-1"),), offset_s=10, state="quarantined", action="reboot"):
-    return fake.apply(plan_open(fake.view, OpenRequest(incident=incident, action=action, reason=f"sentinel incident {incident}",
-                                                      events=tuple(events), state=state), at(offset_s)))
+    request = OpenRequest(incident=incident, action=action, reason=f"sentinel incident {incident}", events=tuple(events), state=state)
+    return fake.apply(plan_open(fake.view, request, at(offset_s)))
 
 
 def advance(fake, state, offset_s=20, incident="sen-000000000001", **kw):

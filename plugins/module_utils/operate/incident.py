@@ -515,8 +515,8 @@ def plan_open(view: NodeIncidents, req: OpenRequest, now: str) -> Change:
                           message=f"node {view.node}: incident {current.id} already open")
         current.events.extend(usable[: max(0, EVENT_LIMIT - len(current.events))])
         current.updated_at = now
-        return Change(True, _write_incident(current), result=_result(view, current, opened=False, joined=[r.fingerprint for r in usable],
-                                                                      stale=refused),
+        result = _result(view, current, opened=False, joined=[r.fingerprint for r in usable], stale=refused)
+        return Change(True, _write_incident(current), result=result,
                       message=f"node {view.node}: incident {current.id} already open; {len(usable)} alert(s) added")
     ended = view.ended(req.incident)
     if ended is not None:

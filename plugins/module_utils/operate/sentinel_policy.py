@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-import time
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional, Sequence
 
@@ -43,8 +42,8 @@ from ansible_collections.dsxos.cluster.plugins.module_utils.operate.incident imp
 ACTIONS = ("record", "quarantine", "quarantine_drain", "partial_drain", "reset_gpu", "reboot", "replace", "contact_support",
            "driver_reload")
 #: how strong an action is (ties between rules of the same priority go to the stronger one)
-ACTION_RANK = {a: i for i, a in enumerate(("record", "quarantine", "partial_drain", "quarantine_drain", "reset_gpu", "driver_reload",
-                                            "reboot", "contact_support", "replace"))}
+_STRENGTH = ("record", "quarantine", "partial_drain", "quarantine_drain", "reset_gpu", "driver_reload", "reboot", "contact_support", "replace")
+ACTION_RANK = {a: i for i, a in enumerate(_STRENGTH)}
 APPLICATION = "application"
 UNKNOWN = "unknown"
 DEFAULT_PRIORITY = 100

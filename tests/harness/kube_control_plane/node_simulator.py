@@ -154,7 +154,7 @@ class NodeSimulator:
         try:
             return func()
         except ApiException as exc:
-            if exc.status in (404, 409) and what.startswith(("delete", "start", "complete")):
+            if exc.status in (404, 409, 422) and what.startswith(("delete", "start", "complete")):
                 return None  # the pod went away or changed meanwhile: the watch brings its next state
             self._error("%s: %s %s" % (what, exc.status, (exc.body or "")[:300]))
         except Exception as exc:  # pylint: disable=broad-except
