@@ -114,6 +114,7 @@ docs-check: venv $(INSTALL_PRIVATE)
 # docs-check, lint and sanity read the sources and write only their own directories (.build/installed,
 # .build/sanity), so they run side by side after the pytest stages: "checks=" runs them concurrently.
 test: system-deps venv install-private
+	scripts/build_kube_control_plane.sh
 	scripts/run_stages.sh \
 		"unit=$(MAKE) unit" \
 		"integration=$(MAKE) integration" \

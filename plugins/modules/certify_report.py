@@ -60,8 +60,8 @@ options:
   rewrite:
     description:
       - V(outcome) keeps the report already in O(dest_dir) (the report of record, with its timings and measurements)
-        when this run reached the same outcome (the result, every category status, every node's verdict and category
-        statuses) and every requested file is there, so a rerun that certifies the same thing changes nothing;
+        when this run reached the same outcome (the same platform and GPU, the result, every category status, every
+        node's verdict and category statuses) and every requested file is there, so a rerun that certifies the same thing changes nothing;
         the summary returned is then the kept report's. The JSON file is the record it compares with, so without
         V(json) in O(formats) every run rewrites.
       - V(always) writes this run's report every time (new timings and measurements make it C(changed)).

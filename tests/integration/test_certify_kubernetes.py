@@ -192,7 +192,7 @@ def test_aggregation_of_category_results():
     assert nodes["b"]["verdict"] == "failed" and "NVML library not found" in nodes["b"]["reasons"][0]
     assert nodes["c"]["verdict"] == "excluded" and nodes["c"]["reasons"] == ["unreachable: ssh timeout"]
     assert nodes["d"]["verdict"] == "failed" and nodes["d"]["categories"]["nccl-loopback"]["status"] == "failed"
-    assert "fleet median" in nodes["d"]["categories"]["nccl-loopback"]["reason"]
+    assert "low against the other hosts" in nodes["d"]["categories"]["nccl-loopback"]["reason"]
     assert nodes["e"]["categories"]["nccl-all-reduce"] == {"status": "failed", "reason": "failed 3 isolation tests: busbw 120 GB/s",
                                                            "value": 120.0, "unit": "GB/s"}
     assert report["categories"]["nccl-all-reduce"]["per_node"] == {"a": 360.0}

@@ -14,6 +14,7 @@ from typing import Any, Callable, Dict, List, Optional
 
 from ansible_collections.dsxos.cluster.tests.harness.kube_control_plane.pytest_fixture import (  # noqa: F401  pylint: disable=unused-import
     node_simulator_factory, real_cluster)
+from ansible_collections.dsxos.cluster.tests.harness.kube_control_plane import rawapi
 
 NAMESPACE = "real-pdb"
 PDB_MESSAGE = "Cannot evict pod as it would violate the pod's disruption budget"
@@ -23,14 +24,7 @@ HISTORY = "dsxos.io/quarantine-history"
 
 def _call(api_client: Any, method: str, path: str, body: Optional[Dict[str, Any]] = None) -> tuple[int, Dict[str, Any]]:
     """A raw API call through the official client; returns (status, JSON body) also for error answers."""
-    from kubernetes.client.rest import ApiException  # pylint: disable=import-outside-toplevel
-
-    try:
-        resp = api_client.call_api(path, method, header_params={"Accept": "application/json", "Content-Type": "application/json"},
-                                   body=body, auth_settings=["BearerToken"], _preload_content=False, _return_http_data_only=True)
-        return int(resp.status), json.loads(resp.data or b"{}")
-    except ApiException as exc:
-        return int(exc.status), json.loads(exc.body or "{}")
+    return rawapi.call_status(api_client, method, path, body)
 
 
 def _wait(what: str, check: Callable[[], Any], timeout_s: float = 120.0) -> Any:
@@ -81,7 +75,7 @@ def test_real_scheduler_pdb_eviction_and_node_quarantine(real_cluster, node_simu
                "spec": {"minAvailable": 2, "selector": {"matchLabels": labels}}}
         assert _call(api, "POST", "/apis/policy/v1beta1/namespaces/%s/poddisruptionbudgets" % NAMESPACE, pdb)[0] == 201
 
-        pods = _wait("3 trainer pods Running", lambda: (lambda p: p if len(p) == 3 else None)(_running_pods(api)))
+        pods = _wait("3 trainer pods Running", lambda: [p for p in [_running_pods(api)] if len(p) == 3])[0]
         # 8 GPUs each: the real scheduler put every pod on its own node
         assert len({p["spec"]["nodeName"] for p in pods}) == 3 and {p["spec"]["nodeName"] for p in pods} <= set(nodes)
         assert all(p["status"]["podIP"] and p["status"]["containerStatuses"][0]["ready"] for p in pods)
@@ -95,17 +89,37 @@ def test_real_scheduler_pdb_eviction_and_node_quarantine(real_cluster, node_simu
         assert status == 429, body
         assert PDB_MESSAGE in body["message"], body
         assert body["details"]["causes"][0]["reason"] == "DisruptionBudget", body
-        # a policy/v1 Eviction body (what the kubernetes client >= 22 sends): 1.20 has no policy/v1, yet the
-        # eviction subresource decodes the body by kind and answers the same
+        # a policy/v1 Eviction body (what the kubernetes client >= 22 sends, and eviction_scheduler.py builds) is
+        # refused by 1.20, which has no policy/v1: the real answer is a 400, not a budget decision
         status, body = _evict(api, second, "v1")
-        assert status == 429 and PDB_MESSAGE in body["message"], body
+        assert status == 400 and 'no kind "Eviction" is registered for version "policy/v1"' in body["message"], body
 
         # the evicted pod terminates gracefully (the simulator deletes it after its 2 s), the ReplicaSet replaces it
         _wait("the evicted pod is gone", lambda: _call(api, "GET", "/api/v1/namespaces/%s/pods/%s" % (NAMESPACE, first))[0] == 404)
         _wait("3 pods Running again", lambda: len(_running_pods(api)) == 3)
         _wait("the budget allows 1 again", lambda: _call(api, "GET", pdb_path)[1].get("status", {}).get("disruptionsAllowed") == 1)
-        status, body = _evict(api, second, "v1")
+        status, body = _evict(api, second, "v1beta1")
         assert status == 201, body
+
+        # a Job run by the real Job controller, its pod finished by the simulator's hook, its log served through the
+        # apiserver's pods/log (proxied to the simulator's kubelet endpoint)
+        sim.job_behaviour = lambda job, pod: (0.5, 0, "# nccl-tests on %s\nAvg bus bandwidth : 371.2\n" % pod["spec"]["nodeName"])
+        job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "probe", "namespace": NAMESPACE},
+               "spec": {"backoffLimit": 0, "template": {"spec": {"restartPolicy": "Never", "containers": [
+                   {"name": "main", "image": "nvcr.io/nvidia/nccl-tests:2.13", "resources": {"limits": {"nvidia.com/gpu": "8"}}}]}}}}
+        assert _call(api, "POST", "/apis/batch/v1/namespaces/%s/jobs" % NAMESPACE, job)[0] == 201
+        job_path = "/apis/batch/v1/namespaces/%s/jobs/probe" % NAMESPACE
+        done = _wait("the Job Complete", lambda: [c for c in _call(api, "GET", job_path)[1].get("status", {}).get("conditions") or []
+                                                  if c["type"] == "Complete"])
+        assert done[0]["status"] == "True"
+        job_pod = _call(api, "GET", "/api/v1/namespaces/%s/pods?labelSelector=job-name%%3Dprobe" % NAMESPACE)[1]["items"][0]
+        assert job_pod["status"]["phase"] == "Succeeded"
+        assert job_pod["status"]["containerStatuses"][0]["state"]["terminated"]["exitCode"] == 0
+        with cluster.api_client() as log_client:
+            from kubernetes import client  # pylint: disable=import-outside-toplevel
+
+            text = client.CoreV1Api(log_client).read_namespaced_pod_log(job_pod["metadata"]["name"], NAMESPACE)
+        assert "Avg bus bandwidth : 371.2" in text and job_pod["spec"]["nodeName"] in text
 
         # one of our modules through ansible-playbook: cordon with a reason, then release
         target = pods[2]["spec"]["nodeName"]

@@ -251,3 +251,16 @@ def test_breaker_trips_at_its_threshold_and_never_blocks_a_release(k8s_emulator,
         event(nodes[0], "fp-f0", fault_class="certification", status="resolved")]))
     assert stats_of(released)["outcomes"][0]["status"] == "released"
     assert not node_of(emu, nodes[0])["spec"].get("unschedulable")
+
+
+def test_dry_run_and_check_mode_write_nothing(k8s_emulator, ansible_run, tmp_path):
+    emu = k8s_emulator
+    target = emu.add_nodes(2, "h100-eks", name_prefix="gpu-")[0]
+    before = node_of(emu, target)["metadata"]["resourceVersion"]
+    dry = ansible_run("dsxos.cluster.remediate", extra_vars=base_vars(emu, tmp_path, sentinel_events=[event(target, "fp-g1")],
+                                                                      sentinel_dry_run=True))
+    assert stats_of(dry)["outcomes"][0]["status"] == "dry_run" and "would open reboot" in stats_of(dry)["outcomes"][0]["message"]
+    checked = ansible_run("dsxos.cluster.remediate", check=True, extra_vars=base_vars(emu, tmp_path, sentinel_events=[event(target, "fp-g1")]))
+    assert stats_of(checked)["outcomes"][0]["status"] == "check_mode"
+    assert node_of(emu, target)["metadata"]["resourceVersion"] == before and not events_of(emu, target)
+    assert emu.api.find("v1", "ConfigMap", "dsxos-circuit-breaker", "dsxos-system") is None

@@ -66,10 +66,13 @@ REWRITE_CHOICES = ("outcome", "always")
 
 
 def report_outcome(report: Mapping[str, Any]) -> Dict[str, Any]:
-    """What a certification decided, without what it measured: the result, the categories' statuses and every node's
-    verdict and category statuses. Two runs with the same outcome certify the same thing."""
+    """What a certification decided and about what, without what it measured: the platform and GPU it certified
+    (name, service, versions, product, driver), the result, the categories' statuses and every node's verdict and
+    category statuses. Two runs with the same outcome certify the same thing."""
     nodes = report.get("nodes") or {}
     return {
+        "platform": report.get("platform") or {},
+        "gpu": report.get("gpu") or {},
         "result": report.get("result"),
         "categories": {c: (i or {}).get("status") for c, i in (report.get("categories") or {}).items()},
         "nodes": {n: {"verdict": (v or {}).get("verdict"),

@@ -200,6 +200,7 @@ class RealCluster:
         self.procs: Dict[str, subprocess.Popen] = {}
         self.url = ""
         self.started_in_s = 0.0
+        self.ready_after_s: Dict[str, float] = {}  # seconds from start() until each readiness check passed
         self.etcd_data_dir: Optional[Path] = None
         self._etcd_data_owned = False
 
@@ -258,7 +259,7 @@ class RealCluster:
             "kubeconfig": str(self.kubeconfig_path), "ca_file": str(self.ca_file),
             "kubeconfigs": {user: str(self.kubeconfig_for(user)) for user in [ADMIN, *self.users]},
             "etcd_data_dir": str(self.etcd_data_dir) if self.etcd_data_dir else None, "etcd_data_owned": self._etcd_data_owned,
-            "logs": str(self.state_dir / "logs"), "started_in_s": self.started_in_s})
+            "logs": str(self.state_dir / "logs"), "started_in_s": self.started_in_s, "ready_after_s": self.ready_after_s})
 
     def _check_alive(self) -> None:
         for name, proc in self.procs.items():
@@ -280,6 +281,7 @@ class RealCluster:
         while time.monotonic() < deadline:
             self._check_alive()
             if check():
+                self.ready_after_s[what] = round(time.monotonic() - (deadline - START_TIMEOUT_S), 2)
                 return
             time.sleep(0.1)
         raise ClusterError("%s not ready within %.0f s (logs: %s)" % (what, START_TIMEOUT_S, self.state_dir / "logs"))
@@ -339,13 +341,13 @@ class RealCluster:
         pki = self.pki
         self._spawn("kube-apiserver", [
             str(bins / "kube-apiserver"), "--etcd-servers", etcd_client, "--bind-address", "127.0.0.1",
-            "--advertise-address", "127.0.0.1", "--secure-port", str(self.ports["apiserver"]), "--insecure-port", "0",
+            "--advertise-address", "127.0.0.1", "--secure-port", str(self.ports["apiserver"]),
             "--tls-cert-file", str(pki / "apiserver.crt"), "--tls-private-key-file", str(pki / "apiserver.key"),
             "--client-ca-file", str(pki / "ca.crt"), "--token-auth-file", str(token_file),
             "--authorization-mode", "Node,RBAC", "--enable-admission-plugins", "NodeRestriction",
             "--service-account-key-file", str(pki / "sa.pub"), "--service-account-signing-key-file", str(pki / "sa.key"),
             "--service-account-issuer", ISSUER, "--service-cluster-ip-range", SERVICE_CIDR,
-            "--endpoint-reconciler-type", "none", "--allow-privileged", "true", "--cert-dir", str(self.state_dir / "apiserver-certs"),
+            "--endpoint-reconciler-type", "none", "--allow-privileged=true", "--cert-dir", str(self.state_dir / "apiserver-certs"),
             # the node simulator serves pods/log on localhost, advertised as the nodes' InternalDNS address
             "--kubelet-preferred-address-types", "InternalDNS,InternalIP,Hostname,ExternalIP",
             "--profiling=false", "--v", "1"])

@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from ..k8s_emulator.profiles import PROFILES, build_node
+from . import rawapi
 from .certs import make_certificates
 
 JobBehaviour = Callable[[Optional[Dict[str, Any]], Dict[str, Any]], Optional[Tuple[float, int, str]]]
@@ -130,6 +131,7 @@ class NodeSimulator:
         self._stop = threading.Event()
         self._threads: List[threading.Thread] = []
         self._log_server: Optional[http.server.ThreadingHTTPServer] = None
+        self._watch_resp: Any = None
         self._node_index = itertools.count()
         self.kubelet_port = 10250
         self._tmp = tempfile.TemporaryDirectory(prefix="dsxos-node-sim-")
@@ -137,16 +139,12 @@ class NodeSimulator:
 
     # ---- raw API --------------------------------------------------------------------------------------------------
     def request(self, method: str, path: str, body: Any = None, query: Optional[Sequence[Tuple[str, Any]]] = None,
-                content_type: str = "application/json", stream: bool = False, timeout: Optional[float] = 30.0) -> Any:
-        """One API call through the official client's connection pool: the decoded JSON answer (raises ApiException)."""
-        headers = {"Accept": "application/json", "Content-Type": content_type}
-        resp = self.api.call_api(path, method, query_params=list(query or []), header_params=headers, body=body,
-                                 auth_settings=["BearerToken"], _preload_content=False, _return_http_data_only=True,
-                                 _request_timeout=None if stream else timeout)
+                content_type: str = rawapi.JSON, stream: bool = False, timeout: Optional[float] = 30.0) -> Any:
+        """One API call through the official client's connection pool: the decoded JSON answer (raises ApiException),
+        or with ``stream`` the unread response."""
         if stream:
-            return resp
-        data = resp.data
-        return json.loads(data) if data else None
+            return rawapi.stream(self.api, method, path, body, query, content_type, timeout=None)
+        return rawapi.call(self.api, method, path, body, query, content_type, timeout)
 
     def _safe(self, what: str, func: Callable[[], Any]) -> Any:
         from kubernetes.client.rest import ApiException  # pylint: disable=import-outside-toplevel
@@ -186,6 +184,12 @@ class NodeSimulator:
         with self._timer_cv:
             self._timer_cv.notify_all()
         self._events.put({})
+        watch = self._watch_resp
+        if watch is not None:  # unblock the watch thread's read
+            try:
+                watch.response.shutdown()
+            except Exception:  # pylint: disable=broad-except
+                pass
         for thread in self._threads:
             thread.join(timeout=10)
         self._threads.clear()
@@ -252,7 +256,7 @@ class NodeSimulator:
                 raise
             created = self.request("GET", "/api/v1/nodes/%s" % name)
             self.request("PATCH", "/api/v1/nodes/%s/status" % name, {"status": node["status"]},
-                         content_type="application/strategic-merge-patch+json")
+                         content_type=rawapi.STRATEGIC)
             adopted = True
         lease = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
                  "metadata": {"name": name, "namespace": "kube-node-lease",
@@ -284,7 +288,7 @@ class NodeSimulator:
         renew = {"spec": {"renewTime": _micro_now(), "holderIdentity": name}}
         self._safe("renew lease %s" % name, lambda: self.request(
             "PATCH", "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/%s" % name, renew,
-            content_type="application/merge-patch+json"))
+            content_type=rawapi.MERGE))
         with self._lock:
             self.counts["lease_renewals"] += 1
         if refresh_status:
@@ -292,7 +296,7 @@ class NodeSimulator:
             conditions = [{"type": c["type"], "lastHeartbeatTime": stamp} for c in self.nodes[name]["status"]["conditions"]]
             self._safe("node status %s" % name, lambda: self.request(
                 "PATCH", "/api/v1/nodes/%s/status" % name, {"status": {"conditions": conditions}},
-                content_type="application/strategic-merge-patch+json"))
+                content_type=rawapi.STRATEGIC))
 
     # ---- timers ---------------------------------------------------------------------------------------------------
     def _later(self, delay_s: float, action: Callable[[], None]) -> None:
@@ -324,11 +328,13 @@ class NodeSimulator:
                     for pod in listing.get("items") or []:
                         self._events.put(pod)
                     version = str(listing["metadata"]["resourceVersion"])
-                resp = self.request("GET", "/api/v1/pods", stream=True, query=[
+                resp = self._watch_resp = self.request("GET", "/api/v1/pods", stream=True, query=[
                     selector, ("watch", "true"), ("resourceVersion", version), ("allowWatchBookmarks", "true"),
                     ("timeoutSeconds", "120")])
                 buffer = b""
-                for chunk in resp.stream(65536, decode_content=False):
+                if resp.status >= 400:
+                    raise RuntimeError("watch answered %s: %s" % (resp.status, resp.read()[:300]))
+                for chunk in resp.response.stream(65536, decode_content=False):
                     if self._stop.is_set():
                         break
                     buffer += chunk
@@ -350,7 +356,7 @@ class NodeSimulator:
                                 self._handled.pop((meta.get("namespace"), meta.get("name")), None)
                     if not version:
                         break
-                resp.release_conn()
+                resp.response.release_conn()
             except Exception as exc:  # pylint: disable=broad-except
                 if self._stop.is_set():
                     return
@@ -417,7 +423,7 @@ class NodeSimulator:
         key = "%s/%s" % (meta["namespace"], meta["name"])
         done = self._safe("start pod %s" % key, lambda: self.request(
             "PATCH", "/api/v1/namespaces/%s/pods/%s/status" % (meta["namespace"], meta["name"]),
-            {"metadata": {"uid": meta["uid"]}, "status": status}, content_type="application/strategic-merge-patch+json"))
+            {"metadata": {"uid": meta["uid"]}, "status": status}, content_type=rawapi.STRATEGIC))
         if done is None:
             return
         with self._lock:
@@ -463,7 +469,7 @@ class NodeSimulator:
         key = "%s/%s" % (meta["namespace"], meta["name"])
         if self._safe("complete pod %s" % key, lambda: self.request(
                 "PATCH", "/api/v1/namespaces/%s/pods/%s/status" % (meta["namespace"], meta["name"]),
-                {"metadata": {"uid": meta["uid"]}, "status": status}, content_type="application/strategic-merge-patch+json")) is not None:
+                {"metadata": {"uid": meta["uid"]}, "status": status}, content_type=rawapi.STRATEGIC)) is not None:
             with self._lock:
                 self.counts["completed"] += 1
 

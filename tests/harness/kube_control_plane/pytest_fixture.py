@@ -29,7 +29,7 @@ def real_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealClust
     """A real control plane for the whole session (built into the cache first when missing)."""
     try:
         bin_dir = kube_build.build() / "bin"
-    except kube_build.BuildError as exc:
+    except (kube_build.BuildError, OSError) as exc:
         pytest.fail("the real control plane is not built and could not be built: %s\n"
                     "Fix the cause and run scripts/build_kube_control_plane.sh (cache: %s)" % (exc, kube_build.result_dir()),
                     pytrace=False)
