@@ -148,3 +148,68 @@ def test_real_scheduler_pdb_eviction_and_node_quarantine(real_cluster, node_simu
         assert sim.counts["errors"] == 0, sim.last_errors
     finally:
         api.close()
+
+
+DRAIN_PLAYBOOK = """
+- hosts: localhost
+  gather_facts: false
+  module_defaults:
+    group/dsxos.cluster.k8s: {kubeconfig: "{{ kubeconfig }}"}
+  tasks:
+    - name: drain
+      dsxos.cluster.node_drain: {nodes: ["{{ target }}"], reason: "XID 79", timeout_s: 120, pdb_retry_s: 0.5}
+      register: drained
+"""
+
+
+def test_node_drain_evicts_through_the_real_eviction_api_of_an_old_server(real_cluster, node_simulator_factory,  # pylint: disable=redefined-outer-name
+                                                                           ansible_run):
+    """The drain sends policy/v1 Evictions; a 1.20 server refuses that body (400), so the drain falls back to
+    policy/v1beta1 (as kubectl does) and the real disruption controller's budget is honoured."""
+    cluster = real_cluster
+    sim = node_simulator_factory()
+    nodes = sim.add_nodes(4, "h100-eks", name_prefix="drain-gpu-")
+    api = cluster.api_client()
+    namespace = "real-drain"
+    try:
+        _wait("nodes schedulable", lambda: all(not (_call(api, "GET", "/api/v1/nodes/%s" % n)[1]["spec"].get("taints")) for n in nodes))
+        assert _call(api, "POST", "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})[0] == 201
+        cluster.wait_for_service_account(namespace)
+        labels = {"app": "drained"}
+        deployment = {
+            "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "drained", "namespace": namespace},
+            "spec": {"replicas": 3, "selector": {"matchLabels": labels}, "template": {
+                "metadata": {"labels": labels},
+                "spec": {"terminationGracePeriodSeconds": 1,
+                         "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+                             {"matchExpressions": [{"key": "kubernetes.io/hostname", "operator": "In", "values": nodes}]}]}}},
+                         "containers": [{"name": "main", "image": "nvcr.io/nvidia/pytorch:24.05-py3",
+                                         "resources": {"limits": {"nvidia.com/gpu": "8"}}}]}}}}
+        assert _call(api, "POST", "/apis/apps/v1/namespaces/%s/deployments" % namespace, deployment)[0] == 201
+        pdb = {"apiVersion": "policy/v1beta1", "kind": "PodDisruptionBudget", "metadata": {"name": "drained", "namespace": namespace},
+               "spec": {"minAvailable": 2, "selector": {"matchLabels": labels}}}
+        assert _call(api, "POST", "/apis/policy/v1beta1/namespaces/%s/poddisruptionbudgets" % namespace, pdb)[0] == 201
+
+        def running() -> List[Dict[str, Any]]:
+            items = _call(api, "GET", "/api/v1/namespaces/%s/pods?labelSelector=app%%3Ddrained" % namespace)[1]["items"]
+            return [p for p in items if p["status"].get("phase") == "Running" and not p["metadata"].get("deletionTimestamp")
+                    and p["spec"].get("nodeName") in nodes]
+
+        pods = _wait("3 pods Running on the drain nodes", lambda: [r for r in [running()] if len(r) == 3])[0]
+        target = pods[0]["spec"]["nodeName"]
+        _wait("budget computed", lambda: (_call(api, "GET", "/apis/policy/v1beta1/namespaces/%s/poddisruptionbudgets/drained"
+                                                % namespace)[1].get("status") or {}).get("disruptionsAllowed") == 1)
+
+        result = ansible_run(DRAIN_PLAYBOOK, extra_vars={"kubeconfig": str(cluster.kubeconfig_path), "target": target})
+        drain = result.task("drain")["result"]
+        assert drain["changed"] and drain["drained_nodes"] == [target], result.describe()
+        outcomes = {p["name"]: p["outcome"] for p in drain["nodes"][0]["pods"]}
+        assert outcomes == {pods[0]["metadata"]["name"]: "evicted"}, outcomes
+        node = _call(api, "GET", "/api/v1/nodes/%s" % target)[1]
+        assert node["spec"]["unschedulable"] is True
+        assert json.loads(node["metadata"]["annotations"][PRIOR])["reason"] == "drain: XID 79"
+        # the replacement lands on the fourth node: the budget is whole again, nothing on the drained node
+        _wait("3 pods Running again, none on the drained node",
+              lambda: len(running()) == 3 and all(p["spec"]["nodeName"] != target for p in running()))
+    finally:
+        _call(api, "DELETE", "/api/v1/namespaces/%s" % namespace)

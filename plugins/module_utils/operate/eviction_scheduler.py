@@ -60,33 +60,60 @@ class RetryScheduler:
         self.pool.shutdown(wait=True)
 
 
+#: Eviction body versions, newest first. policy/v1 Eviction is served from Kubernetes 1.22; older API servers refuse
+#: its body with 400 "no kind "Eviction" is registered for version "policy/v1"", and then policy/v1beta1 is sent (as
+#: kubectl drain does after discovery). The first version a server accepts is remembered per API server.
+EVICTION_VERSIONS = ("policy/v1", "policy/v1beta1")
+_EVICTION_VERSION_BY_SERVER: dict[str, str] = {}
+
+
+def _version_refused(status: int, body: Any, version: str) -> bool:
+    """True when the API server refused the Eviction body only because it does not know its apiVersion."""
+    if status not in (400, 404, 415):
+        return False
+    text = (body.decode("utf-8", "replace") if isinstance(body, bytes) else str(body or "")).replace('\\"', '"')
+    return 'no kind "Eviction" is registered for version "%s"' % version in text or \
+        ("Eviction" in text and version in text and "not registered" in text)
+
+
 def evict_pod(client: KubeApi, decision: PodDecision, grace_period_s: Optional[int], dry_run: bool) -> Optional[EvictionRefusal]:
     """POST pods/eviction once (through client.call: QPS limiter, retries of 5xx/throttling).
 
     Returns None when accepted, an :class:`EvictionRefusal` when a budget refuses (not retried here); raises K8sError.
+    The body is policy/v1, or policy/v1beta1 on an API server older than 1.22 (see :data:`EVICTION_VERSIONS`).
     """
     delete_options: dict[str, Any] = {"preconditions": {"uid": decision.uid}} if decision.uid else {}
     if grace_period_s is not None:
         delete_options["gracePeriodSeconds"] = grace_period_s
     if dry_run:
         delete_options["dryRun"] = ["All"]
-    body: dict[str, Any] = {"apiVersion": "policy/v1", "kind": "Eviction",
-                            "metadata": {"name": decision.name, "namespace": decision.namespace}}
-    if delete_options:
-        body["deleteOptions"] = delete_options
     kwargs: dict[str, Any] = {"_preload_content": False, "_request_timeout": client.auth.request_timeout_s}
     if dry_run:
         kwargs["dry_run"] = "All"
+    server = str(getattr(client, "server", "") or "")
 
     def once() -> Optional[EvictionRefusal]:
-        try:
-            client.core.create_namespaced_pod_eviction(decision.name, decision.namespace, body, **kwargs)
-            return None
-        except ApiException as exc:
-            refusal = parse_eviction_refusal(int(getattr(exc, "status", 0) or 0), getattr(exc, "body", None))
-            if refusal is not None and refusal.kind != "throttled":
-                return refusal
-            raise
+        known = _EVICTION_VERSION_BY_SERVER.get(server)
+        versions = (known,) if known else EVICTION_VERSIONS
+        for version in versions:
+            body: dict[str, Any] = {"apiVersion": version, "kind": "Eviction",
+                                    "metadata": {"name": decision.name, "namespace": decision.namespace}}
+            if delete_options:
+                body["deleteOptions"] = delete_options
+            try:
+                client.core.create_namespaced_pod_eviction(decision.name, decision.namespace, body, **kwargs)
+                _EVICTION_VERSION_BY_SERVER[server] = version
+                return None
+            except ApiException as exc:
+                status = int(getattr(exc, "status", 0) or 0)
+                if version != versions[-1] and _version_refused(status, getattr(exc, "body", None), version):
+                    continue
+                refusal = parse_eviction_refusal(status, getattr(exc, "body", None))
+                if refusal is not None and refusal.kind != "throttled":
+                    _EVICTION_VERSION_BY_SERVER[server] = version
+                    return refusal
+                raise
+        return None  # not reached: the last version either returns or raises
     return client.call("create", "pods/eviction", once)
 
 
