@@ -48,7 +48,7 @@ SURVEYS: Dict[str, Tuple[str, Optional[Sequence[str]]]] = {
                              "sentinel_fail_on_error")),
     "recertify": ("sentinel", ("sentinel_nodes", "sentinel_dry_run", "sentinel_lock_wait_s", "sentinel_run_id", "sentinel_actor",
                                "sentinel_fail_on_error")),
-    "status": ("sentinel", ("sentinel_status_dir",)),
+    "status": ("sentinel", ("sentinel_status_dir", "sentinel_status_window_s")),
 }
 TITLES = {"configure": "dsxos configure", "certify": "dsxos certify", "remediate": "dsxos GPU sentinel remediate",
           "release": "dsxos GPU sentinel release", "recertify": "dsxos GPU sentinel recertify", "status": "dsxos GPU sentinel status"}
