@@ -95,7 +95,7 @@ integration: venv
 sanity: venv
 	scripts/sanity.sh
 
-# Every Molecule scenario (extensions/molecule/*: configure, certify, certify_unreachable, certify_kubernetes) with its
+# Every Molecule scenario (extensions/molecule/*: configure, certify, certify_unreachable, certify_kubernetes, sentinel) with its
 # idempotence step, against the private build of the collection (plus the venv's kubernetes.core for verify steps).
 # The scenarios start their environments with tests/harness/service_keeper.py; see docs/development.md.
 MOLECULE_ENV = $(ANSIBLE_BASE_ENV) ANSIBLE_COLLECTIONS_PATH=$(INSTALLED):$(shell $(BIN)/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])') \
