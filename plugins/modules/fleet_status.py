@@ -68,8 +68,10 @@ options:
     default: 24
 attributes:
   check_mode:
+    description: Can run in check mode; the report is built and the files that would change are named, nothing is written.
     support: full
   diff_mode:
+    description: No diff is shown.
     support: none
   action_group:
     description: Use C(group/dsxos.cluster.k8s) in C(module_defaults) to set defaults for this module.

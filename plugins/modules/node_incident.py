@@ -64,7 +64,7 @@ options:
   reason:
     description: Why the incident is opened (O(action=open); also the node's quarantine reason).
     type: str
-  message:
+  detail:
     description: What this step says (recorded in the incident's steps and the Event).
     type: str
   error:

@@ -162,8 +162,8 @@ DRAIN_PLAYBOOK = """
 """
 
 
-def test_node_drain_evicts_through_the_real_eviction_api_of_an_old_server(real_cluster, node_simulator_factory,  # pylint: disable=redefined-outer-name
-                                                                           ansible_run):
+def test_node_drain_evicts_through_the_real_eviction_api_of_an_old_server(  # pylint: disable=redefined-outer-name
+        real_cluster, node_simulator_factory, ansible_run):
     """The drain sends policy/v1 Evictions; a 1.20 server refuses that body (400), so the drain falls back to
     policy/v1beta1 (as kubectl does) and the real disruption controller's budget is honoured."""
     cluster = real_cluster

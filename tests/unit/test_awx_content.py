@@ -77,7 +77,7 @@ def test_types_choices_and_defaults_are_mapped():
     assert _question("configure", "configure_output_dir")["default"] == "~/dsxos-bundles"
     reason = _question("remediate", "sentinel_reason")
     assert "O(" not in json.dumps(reason) and "sentinel_nodes" in reason["question_description"]
-    assert [q["variable"] for q in json.loads((SURVEY_DIR / "status.json").read_text())["spec"]] == ["sentinel_status_dir"]
+    assert [q["variable"] for q in json.loads((SURVEY_DIR / "status.json").read_text())["spec"]] == ["sentinel_status_dir", "sentinel_status_window_s"]
 
 
 def test_every_option_is_asked_or_named_as_skipped():

@@ -268,7 +268,7 @@ def test_writes_carry_the_resource_version_and_emit_events(k8s_emulator):
         assert state[name]["incident"]["state"] == "draining" and state["no-such-node"]["exists"] is False
         listed = run(client, action="list")
         assert [r["node"] for r in listed["nodes"]] == [name] and "| " + name + " | sen-00000000000a | draining |" in listed["markdown"]
-        closed = run(client, action="close", node=name, incident="sen-00000000000a", outcome="released", message="manual")
+        closed = run(client, action="close", node=name, incident="sen-00000000000a", outcome="released", detail="manual")
         assert closed["ended"] and closed["event"]["reason"] == "SentinelReleased"
         assert run(client, action="list")["nodes"] == []
     events = [e for e in emu.api.list("v1", "Event", "default") if e["involvedObject"]["name"] == name]

@@ -246,8 +246,7 @@ def _lex_action(src: str, pos: int, end_delim_search: int) -> Tuple[List[Token],
             i = match.end()
         elif char == "$":
             match = re.compile(r"\$[A-Za-z0-9_]*").match(src, i)
-            assert match is not None
-            name = match.group(0)
+            name = match.group(0) if match is not None else "$"
             chain = _FIELD_CHAIN.match(src, match.end())
             parts = chain.group(0)[1:].split(".") if chain else []
             tokens.append(("var", (name, parts), i, spaced))
@@ -284,8 +283,7 @@ def _lex_action(src: str, pos: int, end_delim_search: int) -> Tuple[List[Token],
             i = match.end()
             if i < n and src[i] == "." and _FIELD_CHAIN.match(src, i):
                 chain = _FIELD_CHAIN.match(src, i)
-                assert chain is not None
-                tokens.append(("field", chain.group(0)[1:].split("."), i, False))
+                tokens.append(("field", chain.group(0)[1:].split(".") if chain is not None else [], i, False))
                 i = chain.end()
         spaced = False
 

@@ -233,7 +233,7 @@ NODE_INCIDENT_SPEC: Dict[str, Any] = dict(
     remediation=dict(type="str"),
     rule=dict(type="str"),
     reason=dict(type="str"),
-    message=dict(type="str"),
+    detail=dict(type="str"),
     error=dict(type="str"),
     events=dict(type="list", elements="dict", default=[]),
     gpus=dict(type="list", elements="int", default=[]),

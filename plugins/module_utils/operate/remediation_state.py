@@ -134,7 +134,7 @@ def validate_options(params: Mapping[str, Any]) -> IncidentOptions:  # pylint: d
     return IncidentOptions(
         action=action, node=node, nodes=nodes or ((node,) if node else ()), incident=incident, state=state,
         remediation=validate_text(params.get("remediation"), "remediation"), rule=validate_text(params.get("rule"), "rule"),
-        reason=validate_text(params.get("reason"), "reason"), message=validate_text(params.get("message"), "message"),
+        reason=validate_text(params.get("reason"), "reason"), message=validate_text(params.get("detail"), "detail"),
         error=validate_text((params.get("error") or "")[:1024], "error"), events=tuple(dict(e) for e in events), gpus=tuple(gpus),
         outcome=outcome, attempt=bool(params.get("attempt")), attempt_cap=cap, attempt_window_s=window, label_selector=selector,
         actor=validate_text(params.get("actor"), "actor") or default_actor(), emit_events=params.get("emit_events") is not False,
