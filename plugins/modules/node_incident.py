@@ -23,8 +23,8 @@ description:
     C(SentinelJoined), C(SentinelResolved)); Events are best effort (a refused one is reported in C(event_error)).
   - Idempotent - opening the open incident again, advancing to the state it is in, or closing an ended incident
     changes nothing. An operation that names an incident which has ended does nothing and returns C(ended=true), so a run
-    started for an incident never acts once it is over. An alert that is stale (started before the incident opened and
-    not part of it) or a replay (already handled by an ended incident) never opens or joins an incident.
+    started for an incident never acts once it is over. An alert that is stale (started before the open incident's earliest
+    alert and not part of it) or a replay (already handled by an ended incident) never opens or joins an incident.
   - O(action=advance) with O(state=remediating) and O(attempt=true) records a remediation attempt; when the node already has
     O(attempt_cap) attempts within O(attempt_window_s) the incident goes to C(needs-attention) instead (C(capped=true)).
   - Names are validated as RFC 1123 subdomains (whole string) before any API call.
@@ -62,13 +62,16 @@ options:
     description: The policy rule that decided (O(action=open)).
     type: str
   reason:
-    description: Why the incident is opened (O(action=open); also the node's quarantine reason).
+    description: Why the incident is opened (O(action=open); also the node's quarantine reason). Control characters
+      (newlines included) become spaces, runs of whitespace one space; at most 1024 characters are kept.
     type: str
   detail:
-    description: What this step says (recorded in the incident's steps and the Event).
+    description: What this step says (recorded in the incident's steps and the Event). Multi-line text is folded into
+      one line like O(reason).
     type: str
   error:
-    description: An error to record as the incident's C(last_error) (O(action=advance)).
+    description: An error to record as the incident's C(last_error) (O(action=advance)). Multi-line text (a command's
+      stderr) is folded into one line like O(reason).
     type: str
   events:
     description: Alert events (at least C(fingerprint) and C(starts_at)) for O(action=open), O(action=join),
@@ -246,7 +249,8 @@ event_error:
   type: dict
 nodes:
   description: With O(action=get), per node C(exists), C(labels), C(unschedulable), C(incident), C(history), C(attempts),
-    C(recent), C(quarantine) (C(state), C(reason), C(since)), C(opted_out). With O(action=list), rows of C(node),
+    C(recent), C(quarantine) (C(state), C(reason), C(since)), C(opted_out); a node whose incident annotation cannot be parsed
+    has C(unreadable=true) and C(error) instead (the policy skips only that node). With O(action=list), rows of C(node),
     C(quarantine), C(incident), C(state), C(action), C(reason), C(since), C(updated), C(attempts), C(last_error), C(unschedulable).
   returned: get, list
   type: raw

@@ -18,7 +18,7 @@ description:
   - Safety rules no ruleset overrides. A node labelled C(dsxos.io/sentinel=disabled) is only recorded. An alert of an
     unknown fault class is only recorded. An C(application) alert never condemns a node on its own; only a rate rule
     (C(rate) with C(count) alerts within C(window_s) seconds, counting the alerts recorded on the node) may act on it.
-    A stale alert (started before the node's open or last incident opened, and not part of it) or a replayed one
+    A stale alert (started before the earliest alert of the node's open incident, and not part of it) or a replayed one
     (already handled by an ended incident) is skipped. A node with O(attempt_cap) remediation attempts within
     O(attempt_window_s) gets a C(needs_attention) decision instead of another remediation.
   - With O(destructive=false) (the default) a decision keeps only the quarantine; the drain, remediation and

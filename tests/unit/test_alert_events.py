@@ -51,7 +51,7 @@ def test_a_real_alertmanager_payload_becomes_one_event_per_alert_with_the_contra
         "node": "gpu-node-01", "gpu": "3", "uuid": "GPU-5fa1c2d3-0000-1111-2222-333344445555", "code": 79,
         "fault_class": "fallen-off-bus", "action": "quarantine", "status": "firing", "fingerprint": "a1b2c3d4e5f60718",
         "starts_at": "2026-03-01T10:00:00.123456789Z", "ends_at": None, "pods": [], "alertname": "GpuXidFatal",
-        "severity": "critical", "labels": alert()["labels"],
+        "severity": "critical", "labels": alert()["labels"], "dropped_labels": [],
     }
     assert second["pods"] == [{"namespace": "ml", "name": "train-0"}]
     assert second["code"] == 48 and second["fault_class"] == "fatal-hardware"
@@ -235,6 +235,30 @@ def test_dedup_resolution_forgets_the_firing_key_so_a_refire_passes():
     assert dedup.is_duplicate(ev(status="resolved"), 2.0)
     dedup.record(ev(), 3.0)
     assert not dedup.is_duplicate(ev(status="resolved"), 4.0)
+
+
+def test_dedup_a_new_occurrence_of_the_same_alert_is_not_a_duplicate():
+    dedup = Deduplicator(window_s=100)
+    first = dict(ev(), starts_at="2026-03-01T10:00:00Z")
+    dedup.record(first, 0.0)
+    assert dedup.is_duplicate(dict(first), 1.0), "a re-send of the same occurrence is a duplicate"
+    again = dict(ev(), starts_at="2026-03-01T10:30:00Z")
+    assert not dedup.is_duplicate(again, 1.0), "a new startsAt is a new occurrence"
+    fresh, dups = dedup.split([again, dict(again), dict(first)], 2.0)
+    assert fresh == [again] and len(dups) == 2
+    dedup.record(dict(first, status="resolved"), 3.0)
+    assert not dedup.is_duplicate(first, 4.0) and dedup.is_duplicate(dict(first, status="resolved"), 4.0)
+
+
+def test_template_text_in_labels_never_reaches_an_event():
+    results = normalize_payload(payload(alert(alertname="Gpu{{ lookup('pipe', 'id') }}", severity="{% if 1 %}x{% endif %}",
+                                              team="{# c #}", **{"{{ k }}": "v", "cluster": "a"})))
+    event = results[0]
+    assert isinstance(event, dict) and tuple(event) == EVENT_KEYS
+    assert event["alertname"] == "" and event["severity"] == ""
+    assert event["dropped_labels"] == ["(template text)", "alertname", "severity", "team"]
+    assert event["labels"]["cluster"] == "a" and event["node"] == "gpu-node-01" and event["fault_class"] == "fallen-off-bus"
+    assert not any(m in json.dumps(event) for m in ("{{", "{%", "{#"))
 
 
 def test_dedup_memory_is_bounded():

@@ -148,6 +148,50 @@ def test_failure_during_swap_restores_old_bundle(tmp_path, monkeypatch):
     assert sorted(os.listdir(tmp_path)) == ["bundle"]
 
 
+def test_failed_restore_keeps_the_only_copy_of_the_old_bundle(tmp_path, monkeypatch):
+    dest = tmp_path / "bundle"
+    write_bundle(str(dest), _files())
+    before = _tree(dest)
+    real_rename = os.rename
+    calls = []
+
+    def failing_rename(src, dst):
+        calls.append((src, dst))
+        if len(calls) >= 2:  # the new tree cannot be put in place, and the old one cannot be put back
+            raise OSError(5, "Input/output error", dst)
+        real_rename(src, dst)
+
+    monkeypatch.setattr(bundle_writer.os, "rename", failing_rename)
+    with pytest.raises(BundleWriteError) as err:
+        write_bundle(str(dest), _files(**{"a/values.yaml": BundleFile.text("x: 9\n")}))
+    monkeypatch.setattr(bundle_writer.os, "rename", real_rename)
+    assert not dest.exists()
+    aside = calls[0][1]
+    assert os.path.basename(aside) == "old" and aside in str(err.value) and "restores it" in str(err.value)
+    assert _tree(aside) == before
+    restored = bundle_writer.remove_stale_temps(str(dest), now=os.path.getmtime(os.path.dirname(aside)) + bundle_writer.STALE_AFTER_S + 1)
+    assert restored == [os.path.dirname(aside)] and _tree(dest) == before
+
+
+def test_refuses_a_destination_holding_a_mount_point(tmp_path, monkeypatch):
+    dest = tmp_path / "bundle"
+    write_bundle(str(dest), _files())
+    real_lstat = os.lstat
+
+    def other_root_device(path, *args, **kwargs):  # the entries below look like another filesystem
+        info = real_lstat(path, *args, **kwargs)
+        if os.fspath(path) == str(dest):
+            fields = list(info[:10])
+            fields[2] += 1
+            return os.stat_result(fields)
+        return info
+
+    monkeypatch.setattr(bundle_writer.os, "lstat", other_root_device)
+    with pytest.raises(BundleWriteError) as err:
+        bundle_writer._scan_tree(str(dest))  # pylint: disable=protected-access
+    assert "mount point" in str(err.value) and str(dest) in str(err.value)
+
+
 def test_refuses_file_destination(tmp_path):
     dest = tmp_path / "bundle"
     dest.write_text("not a dir")

@@ -321,3 +321,16 @@ def test_address_rule_is_strict_only_for_the_mpirun_host_list():
     for hostile in ("-oProxyCommand=id", "a b", "$(id)", "x;y", "10.0.0.1,10.0.0.2"):
         assert "invalid address" in host_problem("gpu-2", hostile, mpirun=False), hostile
     assert host_problem(None) and host_problem(42)
+
+
+def test_host_names_with_a_trailing_newline_are_refused():
+    from ansible_collections.dsxos.cluster.plugins.module_utils.certify import nccl_runner  # pylint: disable=import-outside-toplevel
+    from ansible_collections.dsxos.cluster.plugins.module_utils.certify.errors import CertifyError  # pylint: disable=import-outside-toplevel
+    from ansible_collections.dsxos.cluster.plugins.module_utils.certify.runner_hosts import host_problem  # pylint: disable=import-outside-toplevel
+
+    assert host_problem("node1", None) is None
+    assert "invalid host name" in host_problem("node1\n", None, mpirun=False)
+    assert "invalid address" in host_problem("node1", "node1\n", mpirun=False)
+    assert "invalid address" in host_problem("node1", "10.0.0.1\n", mpirun=False)
+    with pytest.raises(CertifyError):
+        nccl_runner.validate_host("node1\n", "address")

@@ -213,12 +213,13 @@ def test_default_limits_render_normal_templates():
 
 # ---------------------------------------------------------------------------- bounds: Jinja2
 
-def _jinja(tmp_path, template, limits=SMALL):
+def _jinja(tmp_path, template, limits=SMALL, values=None):
     tree = RecipeTree(tmp_path)
     tree.registry([helm_entry("tuning")])
     tree.manifest("tuning", "t.yaml.j2", template)
     store = RecipeStore.load([str(tmp_path)], include_builtin=False)
-    variables = {"values": {}, "release": {"name": "tuning", "namespace": "n"}, "chart": {}, "component": "tuning",
+    variables = {"values": {"a": [0], 1: {2}} if values is None else values, "release": {"name": "tuning", "namespace": "n"},
+                 "chart": {}, "component": "tuning",
                  "criteria": {}}
     return tree, lambda: render_manifest(store, "components/tuning/manifests/t.yaml.j2", variables, "origin", limits)
 
@@ -233,6 +234,25 @@ def _jinja(tmp_path, template, limits=SMALL):
     ("{% for i in range(500) %}xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx{% endfor %}", "output exceeds the limit of 10000 bytes"),
     ("{% macro r(n) %}{{ r(n) }}{% endmacro %}{{ r(1) }}", "nested too deeply"),
     ("{% if 1 %}" * 3000 + "{% endif %}" * 3000, "nested too deeply"),
+    ("{{ lipsum(1000000) }}", "lipsum"),
+    ("{{ 'x'|center(20000000000) }}", "larger than the output limit"),
+    ("{{ '%20000000000d' % 1 }}", "larger than the output limit"),
+    ("{{ '%.20000000000f' % 1 }}", "larger than the output limit"),
+    ("{{ '%*d' % (20000000000, 1) }}", "larger than the output limit"),
+    ("{{ '%20000000000d'|format(1) }}", "larger than the output limit"),
+    ("{{ '{:>20000000000}'.format(1) }}", "larger than the output limit"),
+    ("{{ '{0:>{1}}'.format(1, 20000000000) }}", "nested replacement fields"),
+    ("{{ '{:>20000000000}'.format_map({}) }}", "larger than the output limit"),
+    ("{{ ('x\n' * 4000)|indent(20000, true) }}", "larger than the output limit"),
+    ("{{ 'x'|indent(20000000000, true) }}", "larger than the output limit"),
+    ("{{ 'x'|wordwrap(20000000000) }}", "larger than the output limit"),
+    ("{{ ('x ' * 4000)|wordwrap(1, wrapstring='y' * 5000) }}", "larger than the output limit"),
+    ("{{ 'x'|truncate(20000000000) }}", "larger than the output limit"),
+    ("{{ ('x' * 5000)|replace('x', 'y' * 5000) }}", "larger than the output limit"),
+    ("{{ values.keys() | to_yaml }}", "to_yaml cannot serialize"),
+    ("{{ values | to_json }}", "to_json cannot serialize"),
+    ("{{ values.update({'a': 1}) }}", "unsafe"),
+    ("{{ values.a.append(1) }}", "unsafe"),
 ])
 def test_jinja_bounds(tmp_path, template, words):
     tree, run = _jinja(tmp_path, template)
@@ -256,3 +276,83 @@ def test_jinja_time_limit(tmp_path):
 def test_jinja_within_limits_still_renders(tmp_path):
     _tree, run = _jinja(tmp_path, "{% for i in range(3) %}{{ i * 2 }}{{ 2 ** 3 }}{% endfor %}{{ 'ab' * 2 }}")
     assert run() == "082848abab"
+
+
+def test_jinja_bounded_filters_and_formats_still_render(tmp_path):
+    source = ("{{ 'a'|center(5) }}|{{ 'a\nb'|indent(2) }}|{{ 'aa bb'|wordwrap(2) }}|{{ 'abcdefgh'|truncate(5, leeway=0) }}|"
+              "{{ '%3d'|format(7) }}|{{ '%-4s' % 'x' }}|{{ '{:>3}'.format(1) }}|{{ 'aXa'|replace('a', 'bb') }}|{{ 7 % 4 }}|"
+              "{{ values.a | to_yaml }}|{{ values.a | to_json }}")
+    _tree, run = _jinja(tmp_path, source, values={"a": [1]})
+    assert run() == "  a  |a\n  b|aa\nbb|ab...|  7|x   |  1|bbXbb|3|- 1|[1]"
+
+
+# ---------------------------------------------------------------------------- Go: sizes checked before building, keys, join, printf
+
+@pytest.mark.parametrize("source", [
+    "{{ indent 20000000000 \"x\" }}",
+    "{{ nindent 20000000000 \"x\" }}",
+    "{{ \"x\\nx\\nx\\nx\" | indent 4000 }}",
+    "{{ $s := printf \"%5000s\" \"x\" }}{{ replace \" \" $s $s }}",
+    "{{ $s := printf \"%5000s\" \"\" }}{{ replace \"\" \"yyy\" $s }}",
+])
+def test_go_indent_and_replace_refused_before_building(source):
+    start = time.monotonic()
+    with pytest.raises(RenderError) as err:
+        _render(source, limits=SMALL, path="/r/big.yaml")
+    assert "over the output limit" in str(err.value) and "/r/big.yaml" in str(err.value)
+    assert time.monotonic() - start < 5
+
+
+def test_go_indent_and_replace_within_limits():
+    assert _render("{{ indent 2 \"a\\nb\" }}|{{ nindent 1 \"a\" }}|{{ replace \"a\" \"bb\" \"aXa\" }}", limits=SMALL) == "  a\n  b|\n a|bbXbb"
+
+
+def test_helm_context_keys_become_strings():
+    values = {1: "one", "nested": {False: "f", 2.5: ["x", {3: "y"}]}}
+    data = helm_context("c", values, "ns", None, None)
+    assert data["Values"]["c"] == {"1": "one", "nested": {"false": "f", "2.5": ["x", {"3": "y"}]}}
+    assert values[1] == "one" and 3 in values["nested"][2.5][1]  # the caller's values are not changed
+    assert _render("{{ index .Values.c \"1\" }} {{ range $k, $v := .Values.c.nested }}{{ $k }};{{ end }}", data) == "one 2.5;false;"
+    shared = {"a": 1}
+    cyclic = {"s": shared, "t": shared, "l": []}
+    cyclic["l"].append(cyclic)
+    copied = helm_context("c", cyclic, None, None, None)["Values"]["c"]
+    assert copied["s"] is copied["t"] and copied["l"][0] is copied
+
+
+def test_go_unexpected_exception_is_a_render_error():
+    with pytest.raises(RenderError) as err:
+        _render("{{ range $k, $v := . }}{{ $k }}{{ end }}", {1: "a", "b": 2}, path="/r/keys.yaml")
+    assert "/r/keys.yaml" in str(err.value)
+
+
+@pytest.mark.parametrize("source,expected", [
+    ("{{ join \",\" (list \"a\" nil 1 true) }}", "a,1,true"),
+    ("{{ join \",\" \"abc\" }}", "abc"),
+    ("{{ join \",\" 7 }}", "7"),
+    ("{{ join \",\" nil }}", ""),
+    ("{{ join \",\" (dict \"a\" 1) }}", "map[a:1]"),
+])
+def test_go_join_strslice(source, expected):
+    assert _render(source) == expected
+
+
+@pytest.mark.parametrize("source,expected", [
+    ("{{ printf \"%[2]d %[1]d\" 11 22 }}", "22 11"),
+    ("{{ printf \"%[3]*.[2]*[1]f\" 12.0 2 6 }}", " 12.00"),
+    ("{{ printf \"%d %d %#[1]x %#x\" 16 17 }}", "16 17 0x10 0x11"),
+    ("{{ printf \"%[1]s %s\" \"a\" \"b\" }}", "a b"),
+    ("{{ printf \"%[1]s\" \"a\" \"b\" }}", "a"),
+    ("{{ printf \"%[5]d\" 1 2 }}", "%!d(BADINDEX)"),
+    ("{{ printf \"%[0]d\" 1 }}", "%!d(BADINDEX)"),
+    ("{{ printf \"%[x]d\" 1 }}", "%!d(BADINDEX)"),
+    ("{{ printf \"%[1]5d\" 1 }}", "%!d(BADINDEX)"),
+    ("{{ printf \"%-[1]5s|\" \"a\" }}", "%!s(BADINDEX)|"),
+    ("{{ printf \"%[1]*d\" 100000000 1 }}", None),
+])
+def test_go_printf_explicit_argument_indexes(source, expected):
+    if expected is None:
+        with pytest.raises(RenderError):
+            _render(source, limits=SMALL)
+    else:
+        assert _render(source) == expected

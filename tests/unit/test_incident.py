@@ -22,6 +22,7 @@ from ansible_collections.dsxos.cluster.plugins.module_utils.operate.incident imp
     plan_join, plan_open, plan_record, plan_resolve,
 )
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.remediation_state import run_node_incident, validate_options
+from ansible_collections.dsxos.cluster.plugins.module_utils.operate.sentinel_policy import PolicyOptions, plan
 from ansible_collections.dsxos.cluster.tests.harness.k8s_emulator.pytest_fixture import (  # noqa: F401  pylint: disable=unused-import
     k8s_emulator, k8s_emulator_factory)
 
@@ -133,12 +134,12 @@ def test_stale_alert_and_replay_after_release_never_act():
     fake = FakeNode()
     opened(fake, events=(ev("fp-1", 0),), offset_s=10)
     assert classify_firing(fake.view, "fp-1", at(0)).kind == "resume"
-    assert classify_firing(fake.view, "fp-old", at(5)).kind == "stale", "started before the incident opened, not part of it"
+    assert classify_firing(fake.view, "fp-old", at(-5)).kind == "stale", "started before the incident's alert, not part of it"
     assert classify_firing(fake.view, "fp-new", at(15)).kind == "join"
     fake.apply(plan_close(fake.view, "sen-000000000001", "released", "", at(100)))
     assert classify_firing(fake.view, "fp-1", at(0)).kind == "replay"
     assert classify_firing(fake.view, "fp-1", at(50)).kind == "replay", "started before the release ended the incident"
-    assert classify_firing(fake.view, "fp-old", at(5)).kind == "stale"
+    assert classify_firing(fake.view, "fp-old", at(-5)).kind == "new", "an ended incident refuses only its own alerts"
     assert classify_firing(fake.view, "fp-1", at(200)).kind == "new", "the same alert firing again after the release is new"
     refused = plan_open(fake.view, OpenRequest(incident="sen-000000000002", action="reboot", reason="r", events=(ev("fp-1", 0),)), at(300))
     assert not refused.changed and refused.result["stale"][0]["verdict"] == "replay"
@@ -158,6 +159,19 @@ def test_new_incident_after_release_is_not_cancelled_by_an_older_resolved_alert(
     assert done.changed and done.result["all_resolved"] and done.result["resolved"] == ["fp-1"]
 
 
+def test_an_alert_that_started_after_the_incidents_alert_joins_even_when_a_delayed_run_opened_it():
+    fake = FakeNode()
+    opened(fake, events=(ev("fp-1", 0),), offset_s=1200)  # alert at 10:00, incident opened by a delayed run at 10:20
+    assert classify_firing(fake.view, "fp-2", at(300)).kind == "join", "started at 10:05, after the incident's alert"
+    assert classify_firing(fake.view, "fp-0", at(-60)).kind == "stale", "started before the incident's earliest alert"
+    joined = fake.apply(plan_join(fake.view, None, [ev("fp-2", 300)], at(1300)))
+    assert joined.result["joined"] == ["fp-2"] and not joined.result["stale"]
+    fake.node["metadata"]["annotations"][ANN_INCIDENT] = json.dumps(dict(json.loads(fake.node["metadata"]["annotations"][ANN_INCIDENT]),
+                                                                         events=[]))
+    assert classify_firing(fake.view, "fp-2", at(300)).kind == "stale", "without recorded alerts the opening time counts"
+    assert classify_firing(fake.view, "fp-3", at(1250)).kind == "join"
+
+
 def test_release_waits_for_every_alert_of_the_incident():
     fake = FakeNode()
     opened(fake, events=(ev("fp-1", 0), ev("fp-2", 1)), offset_s=10)
@@ -170,7 +184,7 @@ def test_join_adds_alerts_without_starting_anything():
     fake = FakeNode()
     opened(fake, offset_s=10)
     advance(fake, "remediating", 20, attempt=True)
-    joined = fake.apply(plan_join(fake.view, None, [ev("fp-2", 15), ev("fp-3", 5)], at(25)))
+    joined = fake.apply(plan_join(fake.view, None, [ev("fp-2", 15), ev("fp-3", -5)], at(25)))
     assert joined.result["joined"] == ["fp-2"] and joined.result["stale"][0]["fingerprint"] == "fp-3"
     assert joined.event["reason"] == "SentinelJoined" and fake.view.current.state == "remediating"
     assert fake.view.current.attempts == 1 and not joined.labels
@@ -230,6 +244,23 @@ def test_malformed_annotation_and_ids_are_named():
     assert incident_id_for("gpu-0", "fp", at(0)) == incident_id_for("gpu-0", "fp", at(0)) != incident_id_for("gpu-1", "fp", at(0))
 
 
+def test_free_text_is_folded_into_one_line_and_non_strings_are_refused():
+    stderr = "modprobe: FATAL: Module nvidia is in use.\r\n\n  rmmod:\tERROR\x00\x1b[0m  done\n"
+    options = validate_options({"action": "advance", "node": "gpu-1", "incident": "sen-000000000001", "state": "remediating",
+                                "detail": stderr, "error": stderr + "x" * 3000, "reason": "line one\nline two"})
+    assert options.message == "modprobe: FATAL: Module nvidia is in use. rmmod: ERROR [0m done"
+    assert options.error.startswith(options.message) and len(options.error) == 1024 and "\n" not in options.error
+    assert options.reason == "line one line two"
+    for bad in (["a"], 5, {"a": 1}):
+        with pytest.raises(IncidentError, match="must be a string"):
+            validate_options({"action": "advance", "node": "gpu-1", "incident": "sen-000000000001", "state": "draining", "error": bad})
+    with pytest.raises(IncidentError, match="reason is required"):
+        validate_options({"action": "open", "node": "gpu-1", "incident": "sen-000000000001", "remediation": "reboot", "reason": "\n \r",
+                          "events": [ev("fp-1")]})
+    with pytest.raises(IncidentError, match="control characters"):
+        validate_options({"action": "open", "node": "gpu-1", "incident": "sen-000000000001", "remediation": "re\nboot", "reason": "r", "events": [ev("fp-1")]})
+
+
 def test_options_refuse_bad_names_before_any_call():
     with pytest.raises(Exception, match="RFC 1123"):
         validate_options({"action": "advance", "node": "gpu-1; rm -rf /", "incident": "sen-1", "state": "draining"})
@@ -274,6 +305,23 @@ def test_writes_carry_the_resource_version_and_emit_events(k8s_emulator):
     events = [e for e in emu.api.list("v1", "Event", "default") if e["involvedObject"]["name"] == name]
     assert sorted(e["reason"] for e in events) == ["SentinelDraining", "SentinelQuarantined", "SentinelReleased"]
     assert all(e["involvedObject"]["kind"] == "Node" and e["source"]["component"] == "dsxos-sentinel" for e in events)
+
+
+def test_get_marks_a_node_with_a_malformed_incident_unreadable_and_the_policy_skips_only_it(k8s_emulator):
+    emu = k8s_emulator
+    bad, good = emu.add_nodes(2, "h100-eks", name_prefix="gpu-")
+    with client_for(emu) as client:
+        client.core.patch_node(bad, {"metadata": {"annotations": {ANN_INCIDENT: "{not json"}}})
+        state = run(client, action="get", nodes=[bad, good])["nodes"]
+    assert state[bad]["unreadable"] is True and "dsxos.io/incident" in state[bad]["error"] and state[bad]["incident"] is None
+    assert state[good]["incident"] is None and "unreadable" not in state[good]
+    with pytest.raises(IncidentError, match="dsxos.io/incident"):
+        NodeIncidents.from_state(bad, state[bad])
+    events = [dict(node=n, status="firing", fingerprint="fp-" + n, starts_at=at(0), fault_class="fallen-off-bus", alertname="GpuXidFatal",
+                   severity="critical", labels={}) for n in (bad, good)]
+    result = plan(events, None, state, PolicyOptions(destructive=True, now=T0 + 60))
+    assert [d["node"] for d in result["decisions"]] == [good]
+    assert [(s["node"], s["verdict"]) for s in result["skipped"]] == [(bad, "unreadable")]
 
 
 def test_missing_node_and_check_mode(k8s_emulator):

@@ -111,6 +111,19 @@ def test_bad_since_names_the_option(text):
         assert info.value.field == "kernel_log_since"
 
 
+@pytest.mark.parametrize("text", ["2024-02-30T00:00:00", "2024-01-01T00:00:00+99:00", "2024-01-01T00:00:00-2500"])
+def test_impossible_since_time_stamp_is_a_kernel_log_error(text):
+    with pytest.raises(KernelLogError) as info:
+        parse_since(text, now=0.0)
+    assert info.value.field == "kernel_log_since" and text in str(info.value)
+
+
+def test_journal_json_out_of_range_time_stamp_is_unknown():
+    line = json.dumps({"MESSAGE": "NVRM: Xid (PCI:0000:9a:00): 74, pid=1, name=x, NVLink", "__REALTIME_TIMESTAMP": "999999999999999999999"})
+    xids = parse_kernel_log(line + "\n")["xids"]
+    assert [x["xid"] for x in xids] == [74] and xids[0]["timestamp"] is None
+
+
 def test_pci_bus_id_spellings_map_to_the_same_key():
     assert pci_key("00000000:3B:00.0") == pci_key("0000:3b:00") == pci_key("PCI:0000:3b:00") == (0, 0x3B, 0)
     assert pci_key("3b:00.0") == (0, 0x3B, 0)

@@ -112,7 +112,7 @@ def test_open_incident_resume_join_and_stale():
     incident = {"id": "sen-aaaaaaaaaaaa", "node": "gpu-0", "state": "remediating", "action": "reboot", "opened_at": at(100),
                 "updated_at": at(100), "events": [{"fingerprint": "fp-1", "starts_at": at(0)}]}
     state = {"gpu-0": {"incident": incident}}
-    result = decide([ev(), ev(fingerprint="fp-new", offset_s=200), ev(fingerprint="fp-old", offset_s=50)], state=state)
+    result = decide([ev(), ev(fingerprint="fp-new", offset_s=200), ev(fingerprint="fp-old", offset_s=-50)], state=state)
     decision = result["decisions"][0]
     assert (decision["kind"], decision["incident"], decision["action"]) == ("resume", "sen-aaaaaaaaaaaa", "reboot")
     assert [e["fingerprint"] for e in decision["join_events"]] == ["fp-new"]
@@ -129,6 +129,22 @@ def test_replay_after_release_never_acts_and_resolved_only_releases_its_incident
     assert sorted(s["verdict"] for s in result["skipped"]) == ["ended", "replay"]
     fresh = decide([ev(offset_s=600)], state={"gpu-0": {"history": history}})
     assert fresh["decisions"][0]["kind"] == "open", "the same alert firing again after the release opens a new incident"
+
+
+def test_an_unreadable_node_state_skips_only_that_node():
+    state = {"gpu-0": {"exists": True, "unreadable": True, "error": "node gpu-0: annotation dsxos.io/incident is not JSON", "incident": None},
+             "gpu-1": {"exists": True, "incident": None}}
+    result = decide([ev(), ev("gpu-1", "fp-2")], state=state)
+    assert [d["node"] for d in result["decisions"]] == ["gpu-1"]
+    assert [(s["node"], s["verdict"]) for s in result["skipped"]] == [("gpu-0", "unreadable")]
+    assert "not JSON" in result["skipped"][0]["reason"]
+
+
+def test_delayed_run_lets_a_later_alert_join_the_open_incident():
+    incident = {"id": "sen-aaaaaaaaaaaa", "node": "gpu-0", "state": "quarantined", "action": "reboot", "opened_at": at(1200),
+                "updated_at": at(1200), "events": [{"fingerprint": "fp-1", "starts_at": at(0)}]}
+    result = decide([ev(fingerprint="fp-2", offset_s=300)], state={"gpu-0": {"incident": incident}})
+    assert result["decisions"][0]["kind"] == "join" and not result["skipped"]
 
 
 def test_malformed_events_are_rejected_one_by_one():

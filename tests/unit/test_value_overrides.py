@@ -32,6 +32,10 @@ def test_scalar_typing(text, value):
     assert parse_scalar(text) == value and type(parse_scalar(text)) is type(value)
 
 
+def test_scalar_with_too_many_digits_stays_a_string():
+    assert parse_scalar("9" * 5000) == "9" * 5000 and parse_scalar("-" + "1" * 4301) == "-" + "1" * 4301
+
+
 def test_parse_and_apply():
     items = parse_set(["gpu-operator:driver.version='580'", "gpu-operator:driver.enabled=true", "nfd:x=1"])
     assert [(i.component, i.dotted, i.value) for i in items] == [

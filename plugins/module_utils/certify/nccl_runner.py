@@ -45,7 +45,7 @@ MAX_OUTPUT_BYTES = 8 * 1024 * 1024
 
 _SIZE_RE = re.compile(r"^\d+[KMGkmg]?$")
 _ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_HOSTNAME_RE = re.compile(r"^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$")
+_HOSTNAME_RE = re.compile(r"^(?=.{1,253}\Z)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$")
 _SOURCE = "nccl test launch"
 
 
@@ -119,7 +119,7 @@ def validate_host(host: object, fld: str = "hosts") -> str:
         if address.version != 4:
             raise _fail("IPv6 addresses cannot be used in an mpirun host list (host:slots); use a host name", fld, host)
         return host
-    if host.startswith("-") or not _HOSTNAME_RE.match(host):
+    if host.startswith("-") or not _HOSTNAME_RE.fullmatch(host):
         raise _fail("invalid host name (letters, digits, '-' and '.' only)", fld, host)
     return host
 

@@ -31,7 +31,7 @@ def _shown(value: Any) -> str:
 def _plain_name(text: Any) -> bool:
     if not isinstance(text, str):
         return False
-    if _INVENTORY_NAME_RE.match(text):
+    if _INVENTORY_NAME_RE.fullmatch(text):
         return True
     try:
         ipaddress.ip_address(text)

@@ -144,7 +144,7 @@ class _OldEntry:
 
 def _scan_tree(root: str) -> Dict[str, _OldEntry]:
     """Entries under ``root`` (relpath -> :class:`_OldEntry`), without reading any file and without following
-    symlinks or entering another filesystem; more than :data:`MAX_TREE_ENTRIES` is refused."""
+    symlinks; an entry on another filesystem (a mount point) or more than :data:`MAX_TREE_ENTRIES` is refused."""
     tree: Dict[str, _OldEntry] = {}
     root_dev = os.lstat(root).st_dev
     pending: List[Tuple[str, str]] = [(root, "")]
@@ -154,7 +154,10 @@ def _scan_tree(root: str) -> Dict[str, _OldEntry]:
             for entry in entries:
                 rel = entry.name if not rel_dir else rel_dir + "/" + entry.name
                 info = entry.stat(follow_symlinks=False)
-                if stat.S_ISDIR(info.st_mode) and info.st_dev == root_dev:
+                if info.st_dev != root_dev:
+                    raise BundleWriteError("destination contains a mount point (another filesystem); refusing to move or "
+                                           "remove it", path=entry.path, field="dest")
+                if stat.S_ISDIR(info.st_mode):
                     pending.append((entry.path, rel))
                     continue
                 tree[rel] = _OldEntry(entry.path, stat.S_IMODE(info.st_mode), info.st_size, stat.S_ISREG(info.st_mode),
@@ -491,9 +494,18 @@ def write_bundle(dest: str, files: Dict[str, BundleFile], check_mode: bool = Fal
         _populate(new_tree, files)
         _swap(dest, new_tree, work)
     except OSError as exc:
-        raise BundleWriteError("cannot write bundle: %s" % exc.strerror, path=exc.filename or dest,
-                               field="dest") from None
+        message = "cannot write bundle: %s" % exc.strerror
+        if _holds_only_old_bundle(work, dest):
+            message += ("; the previous bundle could not be put back and is kept in %s (the next write to this "
+                        "destination restores it)" % os.path.join(work or "", "old"))
+        raise BundleWriteError(message, path=exc.filename or dest, field="dest") from None
     finally:
-        if work is not None:
+        if work is not None and not _holds_only_old_bundle(work, dest):
             shutil.rmtree(work, ignore_errors=True)
     return result
+
+
+def _holds_only_old_bundle(work: Optional[str], dest: str) -> bool:
+    """True when ``work`` holds the only copy of the previous bundle (moved aside, not put back): never remove it,
+    :func:`remove_stale_temps` restores it."""
+    return work is not None and os.path.lexists(os.path.join(work, "old")) and not os.path.lexists(dest)

@@ -21,21 +21,25 @@ Go ``text/template`` (:mod:`.go_template`) with Helm's functions and AICR's data
 """
 from __future__ import annotations
 
+import functools
 import json
 import math
 import posixpath
 import re
+import string
 import threading
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Set
+
+import yaml
 
 try:
     from jinja2 import StrictUndefined, TemplateError, TemplateSyntaxError
     from jinja2 import nodes as jinja_nodes
-    from jinja2.sandbox import SandboxedEnvironment
+    from jinja2.sandbox import ImmutableSandboxedEnvironment, SandboxedEnvironment
     HAS_JINJA2 = True
 except ImportError:  # pragma: no cover - Jinja2 ships with ansible-core; guarded for the import sanity test
     HAS_JINJA2 = False
-    StrictUndefined = SandboxedEnvironment = jinja_nodes = None  # type: ignore
+    StrictUndefined = SandboxedEnvironment = ImmutableSandboxedEnvironment = jinja_nodes = None  # type: ignore
 
     class TemplateError(Exception):  # type: ignore[no-redef]
         """Placeholder so ``except TemplateError`` stays valid without Jinja2."""
@@ -64,20 +68,73 @@ TEMPLATE_SUFFIX = ".j2"
 
 
 def _to_yaml(value: Any) -> str:
-    return dump_yaml(value).rstrip("\n")
+    try:
+        return dump_yaml(value).rstrip("\n")
+    except (yaml.YAMLError, TypeError, ValueError) as exc:
+        raise RenderError("manifest template error: to_yaml cannot serialize a %s value (%s)"
+                          % (type(value).__name__, str(exc).splitlines()[0] if str(exc) else type(exc).__name__)) from None
 
 
 def _to_json(value: Any) -> str:
-    return json.dumps(value, sort_keys=True)
+    try:
+        return json.dumps(value, sort_keys=True)
+    except (TypeError, ValueError) as exc:
+        raise RenderError("manifest template error: to_json cannot serialize a %s value (%s)" % (type(value).__name__, exc)) from None
 
 
 _ACTIVE = threading.local()
+#: A printf-style conversion: the optional ``(key)``, flags, width and precision (``*`` takes them from the arguments).
+_PERCENT_SPEC = re.compile(r"%(?:\([^)]*\))?[-#0 +]*(\*|\d+)?(?:\.(\*|\d*))?")
+
+
+def _output_limit() -> int:
+    budget: Optional[RenderBudget] = getattr(_ACTIVE, "budget", None)
+    return (budget.limits if budget else DEFAULT_LIMITS).output_bytes
+
+
+def _refuse_size(what: str, size: Any) -> None:
+    """Refuse a width, count or estimated size larger than the output limit, before the value is built."""
+    limit = _output_limit()
+    if isinstance(size, int) and not isinstance(size, bool) and size > limit:
+        raise RenderError("manifest template: %s %d is larger than the output limit of %d bytes" % (what, size, limit))
+
+
+def _check_percent_format(fmt: Any, args: Any) -> None:
+    """Refuse a ``%`` format whose width or precision (literal or ``*``) is larger than the output limit."""
+    if not isinstance(fmt, str):
+        return
+    star = False
+    for match in _PERCENT_SPEC.finditer(fmt):
+        for group in match.groups():
+            if group == "*":
+                star = True
+            elif group:
+                _refuse_size("a format width or precision of", int(group))
+    if star:
+        for arg in args if isinstance(args, tuple) else (args,):
+            _refuse_size("a format width or precision of", arg)
+
+
+def _check_str_format(fmt: str) -> None:
+    """Refuse a ``str.format`` field whose width or precision is larger than the output limit (or nested)."""
+    try:
+        fields = list(string.Formatter().parse(fmt))
+    except ValueError:
+        return  # str.format itself reports the malformed string
+    for _literal, field, spec, _conversion in fields:
+        if field is None or not spec:
+            continue
+        if "{" in spec:
+            raise RenderError("manifest template: nested replacement fields in a format spec are not supported")
+        for digits in re.findall(r"\d+", spec):
+            _refuse_size("a format width or precision of", int(digits))
 
 
 def _bounded_binop(env: Any, context: Any, operator: str, left: Any, right: Any) -> Any:
-    """``*`` and ``**`` refused before they build a value larger than the output limit."""
-    budget: Optional[RenderBudget] = getattr(_ACTIVE, "budget", None)
-    limit_bits = (budget.limits if budget else DEFAULT_LIMITS).output_bytes * 8
+    """``*``, ``**`` and string ``%`` refused before they build a value larger than the output limit."""
+    limit_bits = _output_limit() * 8
+    if operator == "%":
+        _check_percent_format(left, right)
     ints = all(isinstance(v, int) and not isinstance(v, bool) for v in (left, right))
     if operator == "**" and ints and right > 0 and abs(left) > 1 and right * math.log2(abs(left)) > limit_bits:
         raise RenderError("manifest template: %d ** %d is larger than the output limit" % (left, right))
@@ -91,6 +148,53 @@ def _bounded_binop(env: Any, context: Any, operator: str, left: Any, right: Any)
     return SandboxedEnvironment.call_binop(env, context, operator, left, right)
 
 
+def _bounded_filters(filters: Mapping[str, Any]) -> Dict[str, Any]:
+    """``center``, ``indent``, ``wordwrap``, ``truncate``, ``format`` and ``replace`` refused before they build a
+    value larger than the output limit (the originals keep their ``pass_*`` markers through ``functools.wraps``)."""
+    originals = dict(filters)
+
+    @functools.wraps(originals["center"])
+    def center(value: Any, width: int = 80) -> str:
+        _refuse_size("center width", width)
+        return originals["center"](value, width)
+
+    @functools.wraps(originals["indent"])
+    def indent(s: Any, width: Any = 4, first: bool = False, blank: bool = False) -> str:
+        size = width if isinstance(width, int) else len(str(width))
+        _refuse_size("indent width", size)
+        text = str(s)
+        _refuse_size("indenting gives a value of", len(text) + (text.count("\n") + 1) * size)
+        return originals["indent"](s, width, first, blank)
+
+    @functools.wraps(originals["wordwrap"])
+    def wordwrap(environment: Any, s: Any, width: int = 79, break_long_words: bool = True, wrapstring: Optional[str] = None,
+                 break_on_hyphens: bool = True) -> str:
+        _refuse_size("wordwrap width", width)
+        text = str(s)
+        _refuse_size("wrapping gives a value of", len(text) * (1 + len(wrapstring if wrapstring is not None else "\n")))
+        return originals["wordwrap"](environment, s, width, break_long_words, wrapstring, break_on_hyphens)
+
+    @functools.wraps(originals["truncate"])
+    def truncate(env: Any, s: Any, length: int = 255, killwords: bool = False, end: str = "...", leeway: Optional[int] = None) -> str:
+        _refuse_size("truncate length", length)
+        return originals["truncate"](env, s, length, killwords, end, leeway)
+
+    @functools.wraps(originals["format"])
+    def format_filter(value: Any, *args: Any, **kwargs: Any) -> str:
+        _check_percent_format(str(value), kwargs or args)
+        return originals["format"](value, *args, **kwargs)
+
+    @functools.wraps(originals["replace"])
+    def replace(eval_ctx: Any, s: Any, old: Any, new: Any, count: Optional[int] = None) -> str:
+        text, old_text, new_text = str(s), str(old), str(new)
+        found = text.count(old_text) if count is None or count < 0 else min(count, text.count(old_text))
+        _refuse_size("replacing gives a value of", len(text) + found * (len(new_text) - len(old_text)))
+        return originals["replace"](eval_ctx, s, old, new, count)
+
+    return {"center": center, "indent": indent, "wordwrap": wordwrap, "truncate": truncate, "format": format_filter,
+            "replace": replace}
+
+
 def _bounded_iter(iterable: Any) -> Any:
     """Every Jinja2 ``for`` loop iterates through this: each item counts against the loop budget."""
     budget: Optional[RenderBudget] = getattr(_ACTIVE, "budget", None)
@@ -101,13 +205,26 @@ def _bounded_iter(iterable: Any) -> Any:
 
 
 def _make_environment() -> Any:
-    """A sandboxed Jinja2 environment whose ``*``/``**`` and ``for`` loops are bounded."""
+    """An immutable sandboxed Jinja2 environment (manifests cannot change the values they are given) whose
+    ``*``/``**``/``%``, format widths, size-building filters and ``for`` loops are bounded; no ``lipsum``."""
 
-    class BoundedSandbox(SandboxedEnvironment):  # type: ignore[misc,valid-type]
-        intercepted_binops = frozenset(["*", "**"])
+    class BoundedSandbox(ImmutableSandboxedEnvironment):  # type: ignore[misc,valid-type]
+        intercepted_binops = frozenset(["*", "**", "%"])
 
         def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
             return _bounded_binop(self, context, operator, left, right)
+
+        def wrap_str_format(self, value: Any) -> Any:
+            wrapped = super().wrap_str_format(value)
+            if wrapped is None:
+                return None
+            fmt = value.__self__
+
+            def bounded(*args: Any, **kwargs: Any) -> str:
+                _check_str_format(fmt)
+                return wrapped(*args, **kwargs)
+
+            return bounded
 
         def _parse(self, source: str, name: Optional[str], filename: Optional[str]) -> Any:
             tree = super()._parse(source, name, filename)
@@ -118,7 +235,10 @@ def _make_environment() -> Any:
 
         bounded_iter = staticmethod(_bounded_iter)
 
-    return BoundedSandbox(undefined=StrictUndefined, keep_trailing_newline=True, trim_blocks=True, autoescape=False)
+    env = BoundedSandbox(undefined=StrictUndefined, keep_trailing_newline=True, trim_blocks=True, autoescape=False)
+    env.globals.pop("lipsum", None)
+    env.filters.update(_bounded_filters(env.filters))
+    return env
 
 
 def template_environment() -> Any:

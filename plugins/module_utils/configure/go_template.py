@@ -14,11 +14,11 @@ the function or construct.
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 from ansible_collections.dsxos.cluster.plugins.module_utils.configure.errors import RenderError
 from ansible_collections.dsxos.cluster.plugins.module_utils.configure.go_template_funcs import (
-    FUNCTIONS, SPECIAL_FUNCTIONS, FuncError, go_type, sprint, sprint_value, sprintf, sprintln, truth)
+    FUNCTIONS, SPECIAL_FUNCTIONS, FuncError, built_size, go_type, sprint, sprint_value, sprintf, sprintln, strval, truth)
 from ansible_collections.dsxos.cluster.plugins.module_utils.configure.go_template_parse import (
     Action, Branch, Command, LoopControl, Node, Operand, Pipeline, Template, TemplateCall, TemplateFault, Text,
     line_column, parse)
@@ -82,6 +82,8 @@ def render_go_template(template: GoTemplate, data: Any, limits: Optional[RenderL
         raise budget.fail("Go template execution error: templates or data nested too deeply") from None
     except MemoryError:
         raise budget.fail("Go template execution error: out of memory while rendering") from None
+    except (ArithmeticError, AttributeError, LookupError, TypeError, ValueError) as exc:
+        raise budget.fail("Go template execution error: %s: %s" % (type(exc).__name__, exc)) from None
     return "".join(state.out).replace(NO_VALUE, "")
 
 
@@ -91,11 +93,38 @@ def normalized_chart_version(version: Optional[str]) -> str:
     return text[1:] if text[:1] in ("v", "V") and text[1:2].isdigit() else text
 
 
+def string_keys(data: Any) -> Any:
+    """A copy of ``data`` whose mapping keys are all strings (iterative: deep or shared data is fine)."""
+    holder: List[Any] = [data]
+    copies: Dict[int, Any] = {}
+    stack: List[Tuple[Any, Any]] = [(holder, 0)]
+    while stack:
+        parent, key = stack.pop()
+        value = parent[key]
+        if not isinstance(value, (dict, list, tuple)):
+            continue
+        if id(value) in copies:
+            parent[key] = copies[id(value)]
+            continue
+        if isinstance(value, dict):
+            new: Any = {(k if isinstance(k, str) else strval(k)): v for k, v in value.items()}
+            keys: Iterable[Any] = list(new)
+        else:
+            new = list(value)
+            keys = range(len(new))
+        copies[id(value)] = parent[key] = new
+        stack.extend((new, k) for k in keys)
+    return holder[0]
+
+
 def helm_context(component: str, values: Any, namespace: Optional[str], chart: Optional[str],
                  version: Optional[str]) -> Dict[str, Any]:
-    """The data AICR gives a manifest template: ``.Values`` keyed by component name, ``.Release``, ``.Chart``."""
+    """The data AICR gives a manifest template: ``.Values`` keyed by component name, ``.Release``, ``.Chart``.
+
+    ``values`` is copied with every mapping key a string (as sigs.k8s.io/yaml gives Helm: ``1:`` is the key ``"1"``).
+    """
     return {
-        "Values": {component: values},
+        "Values": {component: string_keys(values)},
         "Release": {"Name": component, "Namespace": namespace or "", "Service": "Helm", "IsInstall": True,
                     "IsUpgrade": False, "Revision": 1},
         "Chart": {"Name": chart or component, "Version": normalized_chart_version(version)},
@@ -397,4 +426,7 @@ class _State:
             return sprintln(values)
         if name == "printf":
             return sprintf(values[0], values[1:], self.budget.limits.output_bytes)
+        size = built_size(name, values)
+        if size is not None and size > self.budget.limits.output_bytes:
+            raise FuncError("the result would be %d bytes, over the output limit of %d bytes" % (size, self.budget.limits.output_bytes))
         return FUNCTIONS[name][0](*values)

@@ -162,7 +162,8 @@ def sprintln(args: List[Any]) -> str:
     return " ".join(sprint_value(a) for a in args) + "\n"
 
 
-_VERB = re.compile(r"%([-+# 0]*)(\*|\d+)?(?:\.(\*|\d*))?([a-zA-Z%])")
+#: flags, [index], width, .[index]precision, [index], verb (Go's explicit argument indexes ``%[n]`` are 1-based).
+_VERB = re.compile(r"%([-+# 0]*)(?:\[([^\]]*)\])?(\*|\d+)?(?:\.(?:\[([^\]]*)\])?(\*|\d*))?(?:\[([^\]]*)\])?([a-zA-Z%])")
 
 
 def _bad(verb: str, arg: Any) -> str:
@@ -242,10 +243,12 @@ def _format_one(verb: str, flags: str, width: Optional[int], prec: Optional[int]
 
 
 def sprintf(fmt: str, args: List[Any], max_size: int) -> str:
-    """``fmt.Sprintf`` for the verbs %v %s %q %d %f %e %g %t %x %X %o %b %c and %%, with flags, width and precision."""
+    """``fmt.Sprintf`` for the verbs %v %s %q %d %f %e %g %t %x %X %o %b %c and %%, with flags, width, precision
+    and explicit argument indexes (``%[2]s``: argument 2, the following verbs continue from argument 3)."""
     out: List[str] = []
     pos = 0
     argi = 0
+    reordered = False
     while True:
         match = _VERB.search(fmt, pos)
         if not match:
@@ -253,10 +256,21 @@ def sprintf(fmt: str, args: List[Any], max_size: int) -> str:
             break
         out.append(fmt[pos:match.start()])
         pos = match.end()
-        flags, width_s, prec_s, verb = match.groups()
-        if verb == "%":
-            out.append("%")
-            continue
+        flags, index_w, width_s, index_p, prec_s, index_v, verb = match.groups()
+        good = True
+        after_index = False
+
+        def select(index: str) -> bool:
+            nonlocal argi, reordered, good
+            reordered = True
+            if index.isdigit() and index.isascii() and 1 <= int(index) <= len(args):
+                argi = int(index) - 1
+                return True
+            good = False
+            return index.isdigit() and index.isascii()
+
+        if index_w is not None:
+            after_index = select(index_w)
         width: Optional[int] = None
         prec: Optional[int] = None
         if width_s == "*":
@@ -265,24 +279,44 @@ def sprintf(fmt: str, args: List[Any], max_size: int) -> str:
             else:
                 out.append("%!(BADWIDTH)")
             argi += 1
+            after_index = False
         elif width_s:
             width = int(width_s)
-        if prec_s == "*":
-            if argi < len(args) and isinstance(args[argi], int):
-                prec = args[argi]
+            if after_index:  # "%[3]2d"
+                good = False
+        if prec_s is not None:
+            if after_index:  # "%[3].2d"
+                good = False
+            if index_p is not None:
+                after_index = select(index_p)
+            if prec_s == "*":
+                if argi < len(args) and isinstance(args[argi], int):
+                    prec = args[argi]
+                else:
+                    out.append("%!(BADPREC)")
+                argi += 1
+                after_index = False
             else:
-                out.append("%!(BADPREC)")
-            argi += 1
-        elif prec_s is not None:
-            prec = int(prec_s) if prec_s else 0
+                prec = int(prec_s) if prec_s else 0
+        if index_v is not None:
+            if after_index:
+                good = False
+            else:
+                select(index_v)
         if (width or 0) > max_size or (prec or 0) > max_size:
             raise FuncError("printf width or precision over the output limit")
+        if verb == "%":
+            out.append("%")
+            continue
+        if not good:
+            out.append("%%!%s(BADINDEX)" % verb)
+            continue
         if argi >= len(args):
             out.append("%%!%s(MISSING)" % verb)
             continue
         out.append(_format_one(verb, flags, width, prec, args[argi]))
         argi += 1
-    if argi < len(args):
+    if not reordered and argi < len(args):
         out.append("%!(EXTRA " + ", ".join("%s=%s" % (go_type(a), sprint_value(a)) for a in args[argi:]) + ")")
     return "".join(out)
 
@@ -579,6 +613,25 @@ def _dict(*pairs: Any) -> Dict[str, Any]:
     return out
 
 
+def strslice(value: Any) -> List[str]:
+    """Sprig's ``strslice``: a list without its nil items, nil as no items, anything else as one item."""
+    if value is None:
+        return []
+    if isinstance(value, (list, tuple)):
+        return [strval(v) for v in value if v is not None]
+    return [strval(value)]
+
+
+def built_size(name: str, values: List[Any]) -> Optional[int]:
+    """The length of the string ``indent``, ``nindent`` or ``replace`` would build (checked before it is built)."""
+    if name in ("indent", "nindent") and len(values) == 2 and isinstance(values[0], int) and isinstance(values[1], str):
+        return max(values[0], 0) * (values[1].count("\n") + 1) + len(values[1]) + (name == "nindent")
+    if name == "replace" and len(values) == 3 and all(isinstance(v, str) for v in values):
+        old, new, text = values
+        return len(text) + text.count(old) * (len(new) - len(old))
+    return None
+
+
 def _indent(spaces: int, text: str) -> str:
     pad = " " * spaces
     return pad + text.replace("\n", "\n" + pad)
@@ -659,7 +712,7 @@ FUNCTIONS: Dict[str, Signature] = {
     "int64": (_to_int, ("any",), None),
     "add": (_arith("add"), ("any",), "any"),
     "sub": (_arith("sub"), ("any", "any"), None),
-    "join": (lambda sep, items: sep.join(strval(v) for v in (items or [])), ("string", "any"), None),
+    "join": (lambda sep, items: sep.join(strslice(items)), ("string", "any"), None),
     "coalesce": (lambda *a: next((v for v in a if truth(v)), None), (), "any"),
 }
 

@@ -65,7 +65,10 @@ def parse_scalar(text: str) -> Any:
     if text in ("null", "~"):
         return None
     if _INT.match(text):
-        return int(text)
+        try:
+            return int(text)
+        except ValueError:  # more digits than Python converts (sys.int_info.default_max_str_digits): kept as text
+            return text
     if _FLOAT.match(text):
         return float(text)
     return text

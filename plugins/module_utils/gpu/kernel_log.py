@@ -131,7 +131,11 @@ def parse_since(since: Any, now: Optional[float] = None) -> Optional[float]:
         return current - float(duration.group("n")) * _UNIT_S[duration.group("unit")]
     iso = _ISO_RE.match(text + " ")
     if iso and not iso.group("rest"):
-        return _iso_to_datetime(iso.group("date"), iso.group("time"), iso.group("frac"), iso.group("tz")).timestamp()
+        try:
+            return _iso_to_datetime(iso.group("date"), iso.group("time"), iso.group("frac"), iso.group("tz")).timestamp()
+        except (ValueError, OverflowError, OSError) as exc:
+            raise KernelLogError("kernel_log_since is not a valid time stamp (%s)" % exc, field="kernel_log_since",
+                                 value=since) from None
     raise KernelLogError("kernel_log_since must be 'boot', a duration such as 90m, 24h or 7d, '@<epoch seconds>' or an ISO "
                          "8601 timestamp", field="kernel_log_since", value=since)
 
@@ -168,7 +172,10 @@ def _journal_json(line: str) -> Optional[Tuple[str, Optional[datetime]]]:
     stamp = None
     raw = record.get("__REALTIME_TIMESTAMP")
     if isinstance(raw, (str, int)) and str(raw).isdigit():
-        stamp = datetime.fromtimestamp(int(raw) / 1e6, tz=timezone.utc)
+        try:
+            stamp = datetime.fromtimestamp(int(raw) / 1e6, tz=timezone.utc)
+        except (ValueError, OverflowError, OSError):
+            stamp = None  # out of range: the time is unknown
     return message, stamp
 
 

@@ -33,7 +33,7 @@ from ansible_collections.dsxos.cluster.plugins.module_utils.kube.names import (
 
 #: The keys of one normalized event, in order (the contract with the sentinel playbooks).
 EVENT_KEYS = ("node", "gpu", "uuid", "code", "fault_class", "action", "status", "fingerprint", "starts_at", "ends_at",
-              "pods", "alertname", "severity", "labels")
+              "pods", "alertname", "severity", "labels", "dropped_labels")
 #: The webhook payload version this module understands.
 PAYLOAD_VERSION = "4"
 STATUSES = ("firing", "resolved")
@@ -54,6 +54,8 @@ _UUID_RE = re.compile(r"(GPU|MIG)-[A-Za-z0-9/_-]{1,120}")
 _CODE_RE = re.compile(r"[0-9]{1,9}|DCGM_FR_[A-Z0-9_]{1,80}")
 _ACTION_RE = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]{0,62})?")
 _MAX_SHOWN = 80
+#: Jinja2 delimiters: a label holding one never reaches a playbook's extra vars (no template text in events).
+_TEMPLATE_MARKERS = ("{{", "{%", "{#")
 
 
 class AlertPayloadError(InputError):
@@ -321,11 +323,22 @@ def _code(text: Optional[str]) -> Optional[int]:
     return entry.code if entry.known else None
 
 
+def looks_like_template(value: Any) -> bool:
+    """Whether a string holds a Jinja2 delimiter (``{{``, ``{%`` or ``{#``)."""
+    return isinstance(value, str) and any(marker in value for marker in _TEMPLATE_MARKERS)
+
+
+def _untemplated(value: str) -> str:
+    return "" if looks_like_template(value) else value
+
+
 def normalize_alert(alert: Mapping[str, Any]) -> Dict[str, Any]:
     """The normalized event of one VALIDATED alert (see :data:`EVENT_KEYS`); raises ``_Reject`` for unsafe labels.
 
     ``fault_class`` outside :data:`gpu.fault_classes.FAULT_CLASSES` becomes ``unknown`` (the original stays in
     ``labels``). ``ends_at`` is None for a firing alert and for Alertmanager's zero time ``0001-01-01T00:00:00Z``.
+    A label whose key or value holds template text (``{{``, ``{%``, ``{#``) is left out of the event's ``labels`` and
+    named in ``dropped_labels``; such an ``alertname`` or ``severity`` becomes ``""``.
     """
     labels = dict(alert["labels"])
     node = _node_of(labels)
@@ -338,6 +351,7 @@ def normalize_alert(alert: Mapping[str, Any]) -> Dict[str, Any]:
     fault_class = labels.get("fault_class") or "unknown"
     if fault_class not in FAULT_CLASSES:
         fault_class = "unknown"
+    dropped = [k for k, v in labels.items() if looks_like_template(k) or looks_like_template(v)]
     status = alert["status"]
     ends_at = alert["endsAt"]
     if status == "firing" or _ZERO_TIME_RE.fullmatch(ends_at):
@@ -348,15 +362,17 @@ def normalize_alert(alert: Mapping[str, Any]) -> Dict[str, Any]:
         "uuid": uuid,
         "code": _code(code_text),
         "fault_class": fault_class,
-        "action": action,
+        "action": _untemplated(action),
         "status": status,
         "fingerprint": alert["fingerprint"],
         "starts_at": alert["startsAt"],
         "ends_at": ends_at,
         "pods": _pods_of(labels),
-        "alertname": labels.get("alertname", ""),
-        "severity": labels.get("severity", ""),
-        "labels": labels,
+        "alertname": _untemplated(labels.get("alertname", "")),
+        "severity": _untemplated(labels.get("severity", "")),
+        "labels": {k: v for k, v in labels.items() if k not in dropped},
+        # a key that is itself template text is named by a placeholder, never by its text
+        "dropped_labels": sorted("(template text)" if looks_like_template(k) else k for k in dropped),
     }
 
 
@@ -370,7 +386,8 @@ def normalize_payload(payload: Any, limits: PayloadLimits = DEFAULT_LIMITS) -> L
             out.append(normalize_alert(alert))
         except _Reject as exc:
             out.append(Rejection(reason=exc.reason, message=exc.message, fingerprint=alert["fingerprint"],
-                                 status=alert["status"], alertname=str(alert["labels"].get("alertname", "")), index=index))
+                                 status=alert["status"], alertname=_untemplated(str(alert["labels"].get("alertname", ""))),
+                                 index=index))
     return out
 
 
@@ -385,12 +402,18 @@ def split_results(results: List[Normalized]) -> Tuple[List[Dict[str, Any]], List
 # Dedup
 # ---------------------------------------------------------------------------------------------------------------------
 
+def _dedup_key(event: Mapping[str, Any]) -> Tuple[str, str, str]:
+    """``(fingerprint, status, starts_at)``: a new occurrence of an alert (a new ``startsAt``) is a new event."""
+    return (event["fingerprint"], event["status"], str(event.get("starts_at") or ""))
+
+
 class Deduplicator:
-    """Remembers the ``(fingerprint, status)`` of events passed on, for ``window_s`` seconds, at most ``max_entries``.
+    """Remembers the ``(fingerprint, status, starts_at)`` of events passed on, for ``window_s`` seconds, at most ``max_entries``.
 
     Alertmanager re-sends every alert of a group on each ``group_interval`` change and ``repeat_interval``; those
-    re-sends are duplicates. Passing on one status forgets the other of the same fingerprint, so an alert that
-    resolves and fires again is passed on again. The caller supplies ``now`` (monotonic seconds): no clock here.
+    re-sends are duplicates. Passing on one status forgets the other of the same occurrence, so an alert that
+    resolves and fires again is passed on again; a new occurrence (a new ``starts_at``) is never a duplicate. The
+    caller supplies ``now`` (monotonic seconds): no clock here.
     """
 
     def __init__(self, window_s: float = 600.0, max_entries: int = 100000) -> None:
@@ -400,7 +423,7 @@ class Deduplicator:
             raise InputError("dedup memory must be a positive integer", field="dedup_max_entries", value=max_entries)
         self.window_s = float(window_s)
         self.max_entries = max_entries
-        self._seen: "OrderedDict[Tuple[str, str], float]" = OrderedDict()
+        self._seen: "OrderedDict[Tuple[str, str, str], float]" = OrderedDict()
 
     def __len__(self) -> int:
         return len(self._seen)
@@ -413,14 +436,15 @@ class Deduplicator:
             del self._seen[key]
 
     def is_duplicate(self, event: Mapping[str, Any], now: float) -> bool:
-        """Whether ``event``'s ``(fingerprint, status)`` was recorded less than ``window_s`` ago (records nothing)."""
+        """Whether ``event``'s ``(fingerprint, status, starts_at)`` was recorded less than ``window_s`` ago (records
+        nothing)."""
         self._expire(now)
-        return (event["fingerprint"], event["status"]) in self._seen
+        return _dedup_key(event) in self._seen
 
     def record(self, event: Mapping[str, Any], now: float) -> None:
-        """Remember ``event`` as passed on at ``now``; forget the other status of its fingerprint."""
-        key = (event["fingerprint"], event["status"])
-        other = (event["fingerprint"], "resolved" if event["status"] == "firing" else "firing")
+        """Remember ``event`` as passed on at ``now``; forget the other status of the same occurrence."""
+        key = _dedup_key(event)
+        other = (key[0], "resolved" if key[1] == "firing" else "firing", key[2])
         self._seen.pop(other, None)
         self._seen.pop(key, None)
         self._seen[key] = now
@@ -433,7 +457,7 @@ class Deduplicator:
         duplicates: List[Dict[str, Any]] = []
         keys = set()
         for event in events:
-            key = (event["fingerprint"], event["status"])
+            key = _dedup_key(event)
             if key in keys or self.is_duplicate(event, now):
                 duplicates.append(event)
             else:

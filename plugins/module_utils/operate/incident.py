@@ -28,6 +28,7 @@ import datetime
 import hashlib
 import json
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional, Sequence
 
@@ -130,14 +131,29 @@ def validate_incident_id(value: Any, field_name: str = "incident") -> str:
     return value
 
 
-def validate_text(value: Any, field_name: str, required: bool = False) -> str:
-    """A free text of at most 1024 printable characters (no control characters except none)."""
+def _clean_text(value: str) -> str:
+    """Control characters (newlines included) become spaces, runs of whitespace one space, then at most MAX_TEXT characters."""
+    text = "".join(" " if unicodedata.category(c) == "Cc" else c for c in value)
+    return re.sub(r"\s+", " ", text).strip()[:MAX_TEXT]
+
+
+def validate_text(value: Any, field_name: str, required: bool = False, sanitize: bool = False) -> str:
+    """A free text of at most 1024 printable characters (no control characters except tab).
+
+    With ``sanitize`` (multi-line messages such as a command's stderr) control characters are replaced by spaces, runs
+    of whitespace collapsed and the text truncated instead of refused; a value that is not a string is still refused.
+    """
     if value is None or value == "":
         if required:
             raise IncidentError(f"{field_name} is required", field=field_name, value=value)
         return ""
     if not isinstance(value, str):
         raise IncidentError(f"{field_name} must be a string, got {type(value).__name__}", field=field_name, value=value)
+    if sanitize:
+        value = _clean_text(value)
+        if required and not value:
+            raise IncidentError(f"{field_name} is required", field=field_name, value=value)
+        return value
     if len(value) > MAX_TEXT or any(ord(c) < 32 and c not in "\t" for c in value):
         raise IncidentError(f"{field_name} must be at most {MAX_TEXT} characters without control characters", field=field_name,
                             value=value[:200])
@@ -301,6 +317,9 @@ class NodeIncidents:  # pylint: disable=too-many-instance-attributes
     def from_state(cls, node: str, data: Optional[Mapping[str, Any]]) -> "NodeIncidents":
         """From the plain form :meth:`to_state` returns (the ``node_incident`` module's ``get``; the policy's input)."""
         data = dict(data or {})
+        if data.get("unreadable"):
+            raise IncidentError(str(data.get("error") or f"node {node}: annotation {ANN_INCIDENT} is unreadable"), node=node,
+                                resource="nodes", name=node)
         incident = data.get("incident")
         return cls(node=node, exists=data.get("exists", True) is not False, labels=dict(data.get("labels") or {}),
                    unschedulable=bool(data.get("unschedulable")),
@@ -363,7 +382,7 @@ class Verdict:
 
 
 #: firing: ``new`` (may open an incident), ``resume`` (part of the open incident), ``join`` (new alert during an open
-#: incident), ``stale`` (older than the incident's opening, not part of it), ``replay`` (already handled and ended)
+#: incident), ``stale`` (started before the open incident's earliest alert, not part of it), ``replay`` (already handled and ended)
 FIRING_VERDICTS = ("new", "resume", "join", "stale", "replay")
 #: resolved: ``resolve`` (part of the open incident), ``stale`` (an older occurrence), ``ended`` (its incident already
 #: ended), ``not-ours`` (no incident of ours holds it)
@@ -377,6 +396,18 @@ def _when(text: Any) -> Optional[float]:
         return None
 
 
+def _incident_start(incident: Incident) -> tuple[Optional[float], str]:
+    """When the incident's trouble began: the earliest ``starts_at`` of its alerts (its ``opened_at`` when none is recorded).
+
+    Not ``opened_at`` alone: a delayed run opens the incident well after its alert started, and an alert that started in
+    between belongs to the same trouble (it joins) rather than being stale.
+    """
+    starts = [(moment, ref.starts_at) for ref in incident.events for moment in (_when(ref.starts_at),) if moment is not None]
+    if starts:
+        return min(starts)
+    return _when(incident.opened_at), incident.opened_at
+
+
 def classify_firing(view: NodeIncidents, fingerprint: str, starts_at: str) -> Verdict:
     """Is a firing alert new, part of / joining the open incident, stale or a replay?"""
     start = parse_rfc3339(starts_at, "starts_at")
@@ -384,9 +415,9 @@ def classify_firing(view: NodeIncidents, fingerprint: str, starts_at: str) -> Ve
     if current is not None:
         if current.has(fingerprint):
             return Verdict("resume", f"part of open incident {current.id}", current.id)
-        opened = _when(current.opened_at)
-        if opened is not None and start < opened:
-            return Verdict("stale", f"started at {starts_at}, before incident {current.id} opened ({current.opened_at}), "
+        since, since_text = _incident_start(current)
+        if since is not None and start < since - 1e-6:
+            return Verdict("stale", f"started at {starts_at}, before incident {current.id} began ({since_text}), "
                                     "and is not part of it", current.id)
         return Verdict("join", f"new alert during open incident {current.id}", current.id)
     for entry in reversed(view.history):
@@ -397,12 +428,7 @@ def classify_firing(view: NodeIncidents, fingerprint: str, starts_at: str) -> Ve
             if ref.get("starts_at") == starts_at or (ended_at is not None and start <= ended_at):
                 return Verdict("replay", f"already handled by incident {entry.get('id')} ({entry.get('outcome')} at "
                                          f"{entry.get('ended_at')})", str(entry.get("id")))
-    if view.history:
-        last = view.history[-1]
-        opened = _when(last.get("opened_at"))
-        if opened is not None and start < opened:
-            return Verdict("stale", f"started at {starts_at}, before incident {last.get('id')} opened ({last.get('opened_at')}), "
-                                    "and was not part of it", str(last.get("id")))
+    # An ended incident only refuses its own alerts (the replay rule above): an alert never part of any incident may open one.
     return Verdict("new", "no open incident")
 
 

@@ -130,12 +130,12 @@ def validate_options(params: Mapping[str, Any]) -> IncidentOptions:  # pylint: d
     selector = validate_label_selector(params.get("label_selector") or "", "label_selector")
     if action == "open":
         _need(params.get("remediation"), "remediation", action)
-        validate_text(params.get("reason"), "reason", required=True)
+        validate_text(params.get("reason"), "reason", required=True, sanitize=True)
     return IncidentOptions(
         action=action, node=node, nodes=nodes or ((node,) if node else ()), incident=incident, state=state,
         remediation=validate_text(params.get("remediation"), "remediation"), rule=validate_text(params.get("rule"), "rule"),
-        reason=validate_text(params.get("reason"), "reason"), message=validate_text(params.get("detail"), "detail"),
-        error=validate_text((params.get("error") or "")[:1024], "error"), events=tuple(dict(e) for e in events), gpus=tuple(gpus),
+        reason=validate_text(params.get("reason"), "reason", sanitize=True), message=validate_text(params.get("detail"), "detail", sanitize=True),
+        error=validate_text(params.get("error"), "error", sanitize=True), events=tuple(dict(e) for e in events), gpus=tuple(gpus),
         outcome=outcome, attempt=bool(params.get("attempt")), attempt_cap=cap, attempt_window_s=window, label_selector=selector,
         actor=validate_text(params.get("actor"), "actor") or default_actor(), emit_events=params.get("emit_events") is not False,
         event_namespace=namespace, history_limit=history_limit, conflict_retries=retries)
@@ -228,13 +228,25 @@ def apply_incident(client: KubeApi, options: IncidentOptions, check_mode: bool =
 
 
 def get_states(client: KubeApi, nodes: Sequence[str]) -> dict[str, Any]:
-    """Plain incident state of each node (``exists: false`` for a missing one)."""
+    """Plain incident state of each node (``exists: false`` for a missing one).
+
+    A node whose incident annotation cannot be parsed gets ``unreadable: true`` and ``error`` (its message) instead of
+    failing the whole batch; :meth:`NodeIncidents.from_state` refuses such a state, so the policy skips only that node.
+    """
     out: dict[str, Any] = {}
     for name in nodes:
         try:
-            out[name] = NodeIncidents.from_node(read_node(client, name)).to_state()
+            node = read_node(client, name)
         except K8sNotFound:
             out[name] = {"exists": False, "labels": {}, "incident": None, "history": [], "attempts": [], "recent": []}
+            continue
+        try:
+            out[name] = NodeIncidents.from_node(node).to_state()
+        except IncidentError as err:
+            meta = node.get("metadata") or {}
+            out[name] = {"exists": True, "unreadable": True, "error": str(err), "labels": dict(meta.get("labels") or {}),
+                         "unschedulable": bool((node.get("spec") or {}).get("unschedulable")), "incident": None, "history": [],
+                         "attempts": [], "recent": []}
     return out
 
 

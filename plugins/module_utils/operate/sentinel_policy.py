@@ -17,7 +17,7 @@ ruleset can override:
 * an alert of an unknown fault class is recorded only;
 * an ``application`` alert never condemns a node on its own: only a rate rule (``rate: {count: N, window_s: W}``: N
   distinct matching alerts of the same node within W seconds, counting the alerts recorded on the node) may act on it;
-* a stale alert (started before the open/last incident opened and not part of it) or a replay (already handled by
+* a stale alert (started before the open incident's earliest alert and not part of it) or a replay (already handled by
   an ended incident) never acts;
 * a node with ``attempt_cap`` remediation attempts within ``attempt_window_s`` is not remediated again: it goes to
   ``needs-attention`` and stays quarantined;

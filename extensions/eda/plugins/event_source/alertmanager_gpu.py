@@ -18,9 +18,10 @@ description:
   - A body larger than O(max_body_bytes) is answered 413, a body that is not JSON or not a valid Alertmanager
     payload 400 (the reply lists every problem by field path); nothing of such a request is queued.
   - Each alert becomes one normalized event (node, gpu, uuid, code, fault_class, action, status, fingerprint,
-    starts_at, ends_at, pods, alertname, severity, labels), or is rejected with a reason when its node name or
-    another label is not safe to act on (logged, counted, never passed on).
-  - Events already passed on with the same (fingerprint, status) within O(dedup_window_s) are dropped.
+    starts_at, ends_at, pods, alertname, severity, labels, dropped_labels), or is rejected with a reason when its node name or
+    another label is not safe to act on (logged, counted, never passed on). A label whose key or value holds template
+    text (C({{), C({%), C({#)) is left out of C(labels) and named in C(dropped_labels); such an alertname or severity becomes empty.
+  - Events already passed on with the same (fingerprint, status, starts_at) within O(dedup_window_s) are dropped.
   - Accepted events wait in a bounded queue of O(queue_size) events; when it cannot take a request's events the
     request is answered 503 with C(Retry-After) (Alertmanager retries 5xx) and nothing of it is queued.
   - 'Events are collected for O(batch_window_s) seconds (or until O(batch_max) events) and put on the rulebook queue
@@ -77,11 +78,11 @@ options:
     type: int
     default: 10
   dedup_window_s:
-    description: Seconds during which an event with the same (fingerprint, status) is dropped as a duplicate.
+    description: Seconds during which an event with the same (fingerprint, status, starts_at) is dropped as a duplicate.
     type: float
     default: 600
   dedup_max_entries:
-    description: Most (fingerprint, status) keys remembered (the oldest are forgotten first).
+    description: Most (fingerprint, status, starts_at) keys remembered (the oldest are forgotten first).
     type: int
     default: 100000
   batch_window_s:
@@ -232,7 +233,7 @@ class Metrics:
                                        ["reason"], registry=reg)
         self.requests_rejected = Counter("dsxos_eda_requests_rejected", "Webhook requests refused, by reason",
                                          ["reason"], registry=reg)
-        self.deduplicated = Counter("dsxos_eda_alerts_deduplicated", "Alerts dropped as duplicates (fingerprint, status)",
+        self.deduplicated = Counter("dsxos_eda_alerts_deduplicated", "Alerts dropped as duplicates (fingerprint, status, starts_at)",
                                     registry=reg)
         self.forwarded = Counter("dsxos_eda_events_forwarded", "Normalized events put on the rulebook queue", registry=reg)
         self.batches = Counter("dsxos_eda_batches_forwarded", "Batch events put on the rulebook queue", ["status"],
