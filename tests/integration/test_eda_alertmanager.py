@@ -243,7 +243,8 @@ def test_alertmanager_groups_by_node_inhibits_and_the_source_normalizes(plugin, 
         by_node = {e["node"] + "/" + str(e["gpu"]): e for e in source.events("firing")}
         nvlink = by_node["n-a/0"]
         assert set(nvlink) == {"node", "gpu", "uuid", "code", "fault_class", "action", "status", "fingerprint", "starts_at",
-                               "ends_at", "pods", "alertname", "severity", "labels"}
+                               "ends_at", "pods", "alertname", "severity", "labels", "dropped_labels"}
+        assert nvlink["dropped_labels"] == []
         assert (nvlink["code"], nvlink["uuid"], nvlink["action"], nvlink["severity"]) == (74, "GPU-aaaa-0000", "quarantine", "critical")
         assert nvlink["ends_at"] is None and nvlink["starts_at"].endswith("Z") and len(nvlink["fingerprint"]) == 16
         assert by_node["n-c/1"]["labels"]["Hostname"] == "n-c" and by_node["n-a/1"]["pods"] == []
