@@ -452,7 +452,8 @@ def to_yaml(value: Any) -> str:
         return "{}"
     if isinstance(value, (list, tuple)):
         return "[]"
-    return _yaml_scalar(value, -2)
+    # A top-level literal block is indented like go-yaml's (two spaces), so a line such as ":" or "- a" stays text.
+    return _yaml_scalar(value, 0)
 
 
 def _json_float(value: float) -> str:
