@@ -206,6 +206,8 @@ def _dump(documents: List[Any], explicit_start: bool) -> str:
                              allow_unicode=True, width=1000, explicit_start=explicit_start)
     except RecursionError:
         raise YamlLoadError("data nested too deeply to write as YAML (limit %d levels)" % MAX_DEPTH) from None
+    except yaml.YAMLError as exc:  # e.g. a value with no YAML representation
+        raise YamlLoadError("cannot write as YAML: %s" % exc) from None
 
 
 def dump_yaml(data: Any) -> str:

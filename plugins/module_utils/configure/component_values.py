@@ -30,7 +30,6 @@ import string
 import threading
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Set
 
-import yaml
 
 try:
     from jinja2 import StrictUndefined, TemplateError, TemplateSyntaxError
@@ -56,6 +55,7 @@ from ansible_collections.dsxos.cluster.plugins.module_utils.configure.node_sched
 from ansible_collections.dsxos.cluster.plugins.module_utils.configure.recipe_model import ComponentBundle, ComponentRef, RecipeResult, SchedulingPaths
 from ansible_collections.dsxos.cluster.plugins.module_utils.configure.recipe_store import RecipeStore
 from ansible_collections.dsxos.cluster.plugins.module_utils.configure.value_overrides import SetOverride, apply_set
+from ansible_collections.dsxos.cluster.plugins.module_utils.common.errors import YamlLoadError
 from ansible_collections.dsxos.cluster.plugins.module_utils.common.safe_yaml import dump_yaml
 
 _TEMPLATE_MEMO = "component_values.templates"
@@ -70,7 +70,7 @@ TEMPLATE_SUFFIX = ".j2"
 def _to_yaml(value: Any) -> str:
     try:
         return dump_yaml(value).rstrip("\n")
-    except (yaml.YAMLError, TypeError, ValueError) as exc:
+    except (YamlLoadError, TypeError, ValueError) as exc:
         raise RenderError("manifest template error: to_yaml cannot serialize a %s value (%s)"
                           % (type(value).__name__, str(exc).splitlines()[0] if str(exc) else type(exc).__name__)) from None
 
