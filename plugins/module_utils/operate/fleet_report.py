@@ -18,8 +18,12 @@ import json
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 from ansible_collections.dsxos.cluster.plugins.module_utils.certify.report_format import format_seconds
-from ansible_collections.dsxos.cluster.plugins.module_utils.certify.report_html import _CSS, PALETTE, _e, _fmt_tick, _nice_max
 from ansible_collections.dsxos.cluster.plugins.module_utils.certify.report_storage import write_report_files
+from ansible_collections.dsxos.cluster.plugins.module_utils.common.html_page import PAGE_CSS as _CSS
+from ansible_collections.dsxos.cluster.plugins.module_utils.common.html_page import PALETTE
+from ansible_collections.dsxos.cluster.plugins.module_utils.common.html_page import escape_html as _e
+from ansible_collections.dsxos.cluster.plugins.module_utils.common.html_page import format_tick as _fmt_tick
+from ansible_collections.dsxos.cluster.plugins.module_utils.common.html_page import nice_axis as _nice_max
 
 FORMATS = ("json", "markdown", "html")
 DEFAULT_BASENAME = "fleet-status"
