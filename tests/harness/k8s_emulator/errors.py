@@ -34,6 +34,7 @@ class ApiError(Exception):
         self.reason = reason or _REASONS.get(code, "Unknown")
         self.details = details
         self.headers = headers or {}
+        self.cause = ""
 
     def status(self) -> dict[str, Any]:
         """The ``Status`` object (``kind: Status``) for the response body."""
@@ -53,7 +54,7 @@ def status_object(code: int, message: str, reason: str, details: dict[str, Any] 
         body["message"] = message
     if reason:
         body["reason"] = reason
-    if details:
+    if details is not None:
         body["details"] = details
     body["code"] = code
     return body

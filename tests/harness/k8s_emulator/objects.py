@@ -150,15 +150,70 @@ def apply_defaults(rt: ResourceType, obj: dict[str, Any]) -> None:
 _SPEC_KINDS = frozenset({"Pod", "Namespace", "Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job", "PodDisruptionBudget", "Node"})
 
 
+#: kinds whose metadata.generation the apiserver maintains (others, e.g. Pods up to 1.33, Nodes, Leases, have none)
+GENERATION_KINDS = frozenset({"Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job", "CronJob", "PodDisruptionBudget",
+                              "CustomResourceDefinition", "ReplicationController", "Ingress", "NetworkPolicy", "HorizontalPodAutoscaler"})
+
+
+def tracks_generation(rt: ResourceType) -> bool:
+    """Does the apiserver set and bump ``metadata.generation`` for this type (custom resources always do)?"""
+    return rt.custom or rt.kind in GENERATION_KINDS
+
+
+_NODE_INFO_KEYS = ("machineID", "systemUUID", "bootID", "kernelVersion", "osImage", "containerRuntimeVersion", "kubeletVersion",
+                   "kubeProxyVersion", "operatingSystem", "architecture")
+
+
+def fill_zero_fields(kind: str, obj: dict[str, Any]) -> None:
+    """Fields the apiserver always serialises, even empty (Go structs without omitempty): what a client sees from it."""
+    status = obj.get("status")
+    if kind == "Pod" and isinstance(status, dict):
+        for cond in status.get("conditions") or ():
+            if isinstance(cond, dict):
+                cond.setdefault("lastProbeTime", None)
+        for key in ("containerStatuses", "initContainerStatuses"):
+            for cstat in status.get(key) or ():
+                if isinstance(cstat, dict):
+                    cstat.setdefault("lastState", {})
+    elif kind == "Node":
+        status = obj.setdefault("status", {}) if status is None else status
+        if isinstance(status, dict):
+            status.setdefault("daemonEndpoints", {"kubeletEndpoint": {"Port": 0}})
+            info = status.setdefault("nodeInfo", {})
+            for key in _NODE_INFO_KEYS:
+                info.setdefault(key, "")
+
+
+def _image_pull_policy(image: str) -> str:
+    """``Always`` for ``:latest`` or an untagged image, else ``IfNotPresent`` (the apiserver's defaulting)."""
+    name = image.split("@", 1)[0]
+    tag = name.rsplit(":", 1)[1] if ":" in name.rsplit("/", 1)[-1] else ""
+    return "Always" if "@" not in image and tag in ("", "latest") else "IfNotPresent"
+
+
 def default_pod_spec(spec: dict[str, Any], workload: bool = False) -> None:
-    """Pod spec defaults (restart policy, grace period, scheduler, default NoExecute tolerations)."""
+    """Pod spec defaults (restart policy, grace period, scheduler, container defaults) and, on pods, what admission adds
+    (service account, priority, default NoExecute tolerations)."""
     if not workload:
         spec.setdefault("restartPolicy", "Always")
     spec.setdefault("terminationGracePeriodSeconds", 30)
     spec.setdefault("schedulerName", "default-scheduler")
     spec.setdefault("dnsPolicy", "ClusterFirst")
     spec.setdefault("serviceAccountName", "default")
+    spec.setdefault("securityContext", {})
+    spec.setdefault("enableServiceLinks", True)
+    for key in ("containers", "initContainers"):
+        for container in spec.get(key) or ():
+            if not isinstance(container, dict):
+                continue
+            container.setdefault("resources", {})
+            container.setdefault("terminationMessagePath", "/dev/termination-log")
+            container.setdefault("terminationMessagePolicy", "File")
+            container.setdefault("imagePullPolicy", _image_pull_policy(str(container.get("image") or "")))
     if not workload:
+        spec.setdefault("serviceAccount", spec["serviceAccountName"])
+        spec.setdefault("priority", 0)
+        spec.setdefault("preemptionPolicy", "PreemptLowerPriority")
         tolerations = spec.setdefault("tolerations", [])
         for tol in DEFAULT_TOLERATIONS:
             if not any(t.get("key") == tol["key"] and t.get("effect") == tol["effect"] for t in tolerations):

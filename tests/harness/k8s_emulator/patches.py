@@ -102,8 +102,27 @@ def _remove(doc: Any, path: str) -> Any:
     raise ApiError(422, f"jsonpatch: remove operation does not apply: doc is missing path: {path!r}")
 
 
+#: what kube-apiserver answers (422 Invalid, empty details) when a JSON patch cannot be applied: the cause is not returned
+PATCH_REJECTED = "the server rejected our request due to an error in our request"
+
+
 def json_patch(target: Any, operations: Any) -> Any:
-    """Apply RFC 6902 operations (add, remove, replace, move, copy, test) to a copy of ``target``."""
+    """Apply RFC 6902 operations (add, remove, replace, move, copy, test) to a copy of ``target``.
+
+    An operation that does not apply (a failed ``test``, a missing path) answers 422 like kube-apiserver: the generic
+    ``PATCH_REJECTED`` message with empty details; the emulator's own explanation is kept in ``ApiError.cause``.
+    """
+    try:
+        return _json_patch(target, operations)
+    except ApiError as err:
+        if err.code != 422:
+            raise
+        rejected = ApiError(422, PATCH_REJECTED, "Invalid", {})
+        rejected.cause = err.message
+        raise rejected from err
+
+
+def _json_patch(target: Any, operations: Any) -> Any:
     if not isinstance(operations, list):
         raise bad_request("json patch must be a JSON array of operations")
     doc = copy.deepcopy(target)

@@ -354,7 +354,9 @@ class ApiFrontend:
                 details = {"name": name, "kind": rt.plural, "uid": obj["metadata"]["uid"]}
                 if rt.group:
                     details["group"] = rt.group
-                self._send(req, 200, _dumps(errors.status_object(200, "", "", details, failure=False)))
+                done = errors.status_object(200, "", "", details, failure=False)
+                done.pop("code")  # the apiserver's delete Status carries no code
+                self._send(req, 200, _dumps(done))
             else:
                 self._send(req, 200, _dumps(obj))
             return

@@ -17,7 +17,7 @@ from typing import Any, Callable, Iterable
 
 from . import errors
 from .errors import ApiError
-from .objects import apply_defaults, validate
+from .objects import apply_defaults, fill_zero_fields, tracks_generation, validate
 from .patches import APPLY_PATCH, JSON_PATCH, MERGE_PATCH, STRATEGIC_PATCH, json_patch, merge_patch, strategic_merge_patch
 from .resources import ResourceRegistry, ResourceType
 from .selectors import FieldSelector, LabelSelector, field_value, fields_match, labels_match
@@ -67,6 +67,16 @@ class Watcher:
             self.queue.put(("ADDED", obj))
         elif old_match:
             self.queue.put(("DELETED", obj))
+
+
+#: metadata fields Go serialises with omitempty: an empty map or list is not returned
+_OMIT_EMPTY_META = ("labels", "annotations", "finalizers", "ownerReferences")
+
+
+def _drop_empty_meta(meta: dict[str, Any]) -> None:
+    for key in _OMIT_EMPTY_META:
+        if key in meta and not meta[key]:
+            del meta[key]
 
 
 def _spec_part(obj: dict[str, Any]) -> dict[str, Any]:
@@ -227,6 +237,8 @@ class Store:
         self._rv += 1
         obj["metadata"]["resourceVersion"] = str(self._rv)
         meta = obj["metadata"]
+        if etype != "DELETED" and rt.kind in ("Pod", "Node"):
+            fill_zero_fields(rt.kind, obj)
         bucket = self._bucket(rt, meta.get("namespace", ""))
         storage = rt.store_name
         if old is not None:
@@ -299,13 +311,19 @@ class Store:
                 meta.pop(transient, None)
             meta["uid"] = str(uuid.uuid4())
             meta["creationTimestamp"] = now_rfc3339()
-            meta["generation"] = 1
+            if tracks_generation(rt):
+                meta["generation"] = 1
+            else:
+                meta.pop("generation", None)
+            _drop_empty_meta(meta)
             validate(rt, obj)
             self._check_namespace(rt, meta.get("namespace", ""))
             if self._bucket(rt, meta.get("namespace", "")).get(meta["name"]) is not None:
                 raise errors.already_exists(rt.plural, rt.group, meta["name"])
             apply_defaults(rt, obj)
             if dry_run:
+                if rt.kind in ("Pod", "Node"):
+                    fill_zero_fields(rt.kind, obj)
                 return obj
             return self._commit(rt, "ADDED", obj, None)
 
@@ -326,14 +344,21 @@ class Store:
             out["status"] = new.get("status")
             if out["status"] is None:
                 out.pop("status")
+            if rt.kind in ("Pod", "Node"):  # their status strategies keep only the spec: labels and annotations pass through
+                for key in ("labels", "annotations"):
+                    if meta.get(key):
+                        out["metadata"][key] = meta[key]
+                    else:
+                        out["metadata"].pop(key, None)
             return out
         if "status" in rt.subresources:
             if "status" in current:
                 new["status"] = current["status"]
             else:
                 new.pop("status", None)
-        if _spec_part(new) != _spec_part(current):
+        if _spec_part(new) != _spec_part(current) and tracks_generation(rt):
             meta["generation"] = int(cur_meta.get("generation", 1)) + 1
+        _drop_empty_meta(meta)
         return new
 
     def update(self, rt: ResourceType, namespace: str | None, name: str, body: Any, dry_run: bool = False,
@@ -412,7 +437,7 @@ class Store:
             new = deep_copy(current)
             if change(new) is False or new == current:
                 return current
-            if _spec_part(new) != _spec_part(current):
+            if _spec_part(new) != _spec_part(current) and tracks_generation(rt):
                 new["metadata"]["generation"] = int(current["metadata"].get("generation", 1)) + 1
             stored = self._commit(rt, "MODIFIED", new, current)
             self._finish_if_done(rt, stored)
@@ -425,7 +450,8 @@ class Store:
             obj["apiVersion"], obj["kind"] = rt.api_version, rt.kind
             meta.setdefault("uid", str(uuid.uuid4()))
             meta.setdefault("creationTimestamp", now_rfc3339())
-            meta.setdefault("generation", 1)
+            if tracks_generation(rt):
+                meta.setdefault("generation", 1)
             if rt.namespaced:
                 meta.setdefault("namespace", "default")
             old = self._bucket(rt, meta.get("namespace", "")).get(meta["name"])
@@ -486,7 +512,17 @@ class Store:
             pending = bool(meta.get("finalizers")) or rt.kind == "Namespace"
             pod_graceful = (rt.store_name == "pods" and grace > 0 and bool(current.get("spec", {}).get("nodeName"))
                             and current.get("status", {}).get("phase") not in ("Succeeded", "Failed"))
+            terminating_pod = rt.store_name == "pods" and bool(meta.get("deletionTimestamp")) and \
+                int(meta.get("deletionGracePeriodSeconds") or 0) > 0 and grace == 0
             if dry_run:
+                if (pending or pod_graceful) and not meta.get("deletionTimestamp"):  # what the delete would have written
+                    would = deep_copy(current)
+                    would["metadata"]["deletionTimestamp"] = now_rfc3339()
+                    if pod_graceful:
+                        would["metadata"]["deletionGracePeriodSeconds"] = grace
+                    elif rt.kind != "Namespace":
+                        would["metadata"].setdefault("deletionGracePeriodSeconds", 0)
+                    return would, False
                 return current, not (pending or pod_graceful)
             if propagation == "Orphan":
                 self._orphan_dependents(meta["uid"])
@@ -498,7 +534,7 @@ class Store:
                 new["metadata"]["deletionTimestamp"] = now_rfc3339()
                 if pod_graceful:
                     new["metadata"]["deletionGracePeriodSeconds"] = grace
-                else:
+                elif rt.kind != "Namespace":  # the namespace REST delete sets only the deletionTimestamp
                     new["metadata"].setdefault("deletionGracePeriodSeconds", 0)
                 if rt.kind == "Namespace":
                     new.setdefault("status", {})["phase"] = "Terminating"
@@ -513,7 +549,15 @@ class Store:
                 new["metadata"]["deletionGracePeriodSeconds"] = 0
                 new["metadata"]["finalizers"] = ["foregroundDeletion"]
                 return self._commit(rt, "MODIFIED", new, self._data[rt.store_name][self._ns(rt, namespace)][name]), False
-            gone = self._remove(rt, self._data[rt.store_name][self._ns(rt, namespace)][name])
+            stored = self._data[rt.store_name][self._ns(rt, namespace)][name]
+            if terminating_pod and not meta.get("finalizers"):
+                # a terminating pod's grace period shortened to 0 (the kubelet's final delete): the apiserver first writes
+                # the new grace period (MODIFIED), then deletes (DELETED), both carrying deletionGracePeriodSeconds 0
+                new = deep_copy(stored)
+                new["metadata"]["deletionTimestamp"] = now_rfc3339()
+                new["metadata"]["deletionGracePeriodSeconds"] = 0
+                stored = self._commit(rt, "MODIFIED", new, stored)
+            gone = self._remove(rt, stored)
             return self.present(rt, gone), True
 
     def _orphan_dependents(self, uid: str) -> None:
