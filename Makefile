@@ -124,9 +124,13 @@ $(INVENTORY):
 	@mkdir -p $(dir $@)
 	@printf 'localhost ansible_connection=local ansible_python_interpreter=%s\n' "$(BIN)/python" > $@
 
-# The lifecycle demo on the built-in cluster (scripts/demo.sh starts the Kubernetes emulator), run from the
-# collection `make install` put into $(USER_COLLECTIONS). Needs only the runtime venv.
+# The whole lifecycle on the built-in cluster (scripts/demo.sh: the Kubernetes emulator, a real Alertmanager, a real
+# ansible-rulebook), run from the collection `make install` put into $(USER_COLLECTIONS). Needs the runtime venv plus
+# ansible-rulebook (installed here when missing, at requirements-test.txt's pins), and prometheus-alertmanager and
+# Java 17 from the system: scripts/demo.sh names a missing one with what to install, before it starts anything.
 demo: install $(INVENTORY)
+	@[ -x $(BIN)/ansible-rulebook ] || $(BIN)/pip install -q -c <(grep -E '^[A-Za-z0-9_.-]+==' requirements-test.txt) \
+		"$$(grep -E '^ansible-rulebook==' requirements-test.txt)"
 	scripts/demo.sh $(USER_COLLECTIONS) $(INVENTORY) $(DEMO_OUT)
 
 bench: venv

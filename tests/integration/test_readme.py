@@ -16,7 +16,7 @@ What cannot run literally, and why (each is stated in the bash session's output 
 
 * ``make demo`` and ``make install`` run the REAL Makefile targets (``make -C <repo>``) with the build, the inventory
   and the demo output redirected into the temporary directory; ``make demo`` runs once (a second mention in the
-  README reuses its output, as rerunning it would only repeat the same 20 s).
+  README reuses its output, as rerunning it would only repeat the same few minutes).
 * ``make test`` is not run: it is the command that runs this very test (CI runs it: ``.ci/run``).
 * The Certify example needs an inventory of real GPU hosts with nccl-tests; here it runs with ``--syntax-check``
   against an inventory holding the ``gpu_nodes`` group (the playbook FQCN resolves from ~/.ansible/collections and
@@ -128,7 +128,7 @@ def test_every_readme_command_runs_as_written(tmp_path: Path) -> None:
     script = tmp_path / "readme.sh"
     script.write_text(session_script(tmp_path), encoding="utf-8")
     proc = subprocess.run(["bash", str(script)], cwd=work, env=newcomer_env(home, tmp_path), stdin=subprocess.DEVNULL,
-                          capture_output=True, text=True, timeout=900, check=False)
+                          capture_output=True, text=True, timeout=1800, check=False)
     log = f"--- stdout ---\n{proc.stdout[-8000:]}\n--- stderr ---\n{proc.stderr[-4000:]}"
     assert proc.returncode == 0, log
     assert "README-TEST: all README commands passed" in proc.stdout, log
@@ -138,7 +138,7 @@ def test_every_readme_command_runs_as_written(tmp_path: Path) -> None:
     assert "ansible-playbook finds it there by default" in proc.stdout, log
     assert re.search(r"^    \. \S*bin/activate$", proc.stdout, re.M), log  # .venv/bin/activate, or the venv's absolute path
     # The demo ran and the tour's commands saw its bundles.
-    assert "Node ip-10-0-0-0.ec2.internal cordoned" in proc.stdout, log
+    assert re.search(r"^\s+returned to service at \d\d:\d\d:\d\d by dsxos-sentinel", proc.stdout, re.M), log
     assert re.search(r"checksums\.txt|: OK$", proc.stdout, re.M), log
     # The packaged playbook and the YAML example rendered their bundles.
     for deployer in ("helm", "flux"):
