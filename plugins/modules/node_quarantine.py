@@ -94,6 +94,15 @@ options:
     description: Number of entries kept in C(dsxos.io/quarantine-history).
     type: int
     default: 20
+  release_scope:
+    description:
+      - For O(action=release). V(all) undoes everything the record holds (an operator's release).
+      - V(actor) undoes only what O(actor) asked for and no other actor still asks for through this module (the record keeps
+        every actor that asked for each cordon, taint and label); what stays keeps its record, with the reason of an actor
+        still holding it. The sentinel releases its own incidents this way, so another actor's cordon survives.
+    type: str
+    choices: [all, actor]
+    default: all
 attributes:
   check_mode:
     description: Can run in check_mode and return changed status prediction without modifying target.

@@ -70,6 +70,7 @@ NODE_QUARANTINE_SPEC: Dict[str, Any] = dict(
     fail_on_refused=dict(type="bool", default=False),
     conflict_retries=dict(type="int", default=DEFAULT_CONFLICT_RETRIES),
     history_limit=dict(type="int", default=DEFAULT_HISTORY_LIMIT),
+    release_scope=dict(type="str", default="all", choices=["all", "actor"]),
     circuit_breaker=BREAKER_OPTION_SPEC,
 )
 
@@ -139,7 +140,8 @@ def quarantine_options_from_params(params: Mapping[str, Any], check_mode: bool =
         labels=params.get("labels"), check_mode=check_mode, dry_run=bool(params.get("dry_run")),
         ignore_missing=bool(params.get("ignore_missing")), fail_on_refused=bool(params.get("fail_on_refused")),
         conflict_retries=int(_number(params, "conflict_retries", DEFAULT_CONFLICT_RETRIES)),
-        history_limit=int(_number(params, "history_limit", DEFAULT_HISTORY_LIMIT)), circuit_breaker=_breaker(params))
+        history_limit=int(_number(params, "history_limit", DEFAULT_HISTORY_LIMIT)), circuit_breaker=_breaker(params),
+        release_scope=params.get("release_scope") or "all")
     build_request(options, "")
     return options
 
@@ -312,3 +314,37 @@ def run_fleet_status_entry(params: Mapping[str, Any], check_mode: bool = False, 
 
 
 FLEET_STATUS = EntryPoint(name="fleet_status", doing="reporting the fleet status", spec=FLEET_STATUS_SPEC, run=run_fleet_status_entry)
+
+# ---------------------------------------------------------------------------------------------------- batch quarantine (storms)
+
+SENTINEL_QUARANTINE_SPEC: Dict[str, Any] = dict(
+    K8S_AUTH_SPEC,
+    decisions=dict(type="list", elements="dict", required=True),
+    holder=dict(type="str", required=True),
+    actor=dict(type="str", required=True),
+    lock_namespace=dict(type="str", default="dsxos-system"),
+    lock_duration_s=dict(type="int", default=1800),
+    lock_wait_s=dict(type="float", default=0.0),
+    taint=dict(type="bool", default=True),
+    circuit_breaker=BREAKER_OPTION_SPEC,
+    event_namespace=dict(type="str", default="default"),
+    workers=dict(type="int", default=16),
+)
+
+
+def run_sentinel_quarantine(params: Mapping[str, Any], check_mode: bool = False, diff: bool = False) -> Dict[str, Any]:  # pylint: disable=unused-argument
+    """``sentinel_quarantine``: validate every decision, connect with the k8s_auth params, :func:`quarantine_batch`."""
+    from ansible_collections.dsxos.cluster.plugins.module_utils.operate.batch_quarantine import (  # pylint: disable=import-outside-toplevel
+        BatchOptions, quarantine_batch, validate_batch,
+    )
+    options = BatchOptions(holder=params["holder"], actor=params["actor"], lock_namespace=params.get("lock_namespace") or "dsxos-system",
+                           lock_duration_s=int(_number(params, "lock_duration_s", 1800)), lock_wait_s=float(_number(params, "lock_wait_s", 0.0)),
+                           taint=params.get("taint") is not False, breaker=_breaker(params) or BreakerConfig(),
+                           event_namespace=params.get("event_namespace") or "default", workers=int(_number(params, "workers", 16)))
+    decisions = list(params.get("decisions") or [])
+    validate_batch(decisions, options)
+    return run_with_client(params, lambda client: quarantine_batch(client, decisions, options, check_mode))
+
+
+SENTINEL_QUARANTINE = EntryPoint(name="sentinel_quarantine", doing="quarantining a batch of nodes", spec=SENTINEL_QUARANTINE_SPEC,
+                                 run=run_sentinel_quarantine)

@@ -9,7 +9,8 @@ One node has at most one OPEN incident. It lives in annotations of the Node, nex
 * ``dsxos.io/incident``: JSON :class:`Incident` of the open incident (removed when it ends);
 * ``dsxos.io/incident-history``: JSON list of ended incidents ``{id, action, outcome, opened_at, ended_at, events}``
   (bounded), so a replayed alert is recognised after a release;
-* ``dsxos.io/sentinel-attempts``: JSON list of remediation attempts ``{time, incident, action}`` (bounded) for the
+* ``dsxos.io/sentinel-attempts``: JSON list of remediation attempts ``{time, incident, action, key}`` (bounded; ``key``
+  names the write that counted it, so a retried write never counts twice) for the
   attempt cap per node and window;
 * ``dsxos.io/sentinel-events``: JSON list of recently recorded (not acted on) events ``{fingerprint, fault_class,
   starts_at, recorded_at}`` for the policy's rate rules;
@@ -428,7 +429,17 @@ def classify_firing(view: NodeIncidents, fingerprint: str, starts_at: str) -> Ve
             if ref.get("starts_at") == starts_at or (ended_at is not None and start <= ended_at):
                 return Verdict("replay", f"already handled by incident {entry.get('id')} ({entry.get('outcome')} at "
                                          f"{entry.get('ended_at')})", str(entry.get("id")))
-    # An ended incident only refuses its own alerts (the replay rule above): an alert never part of any incident may open one.
+    # An alert that started while an incident was open and reaches us only after that incident ended - the rulebook
+    # runs one playbook at a time, so a second alert during a remediation arrives after it - would have joined it: it is
+    # covered by that incident and starts nothing new. An alert that started before the incident's first alert was never
+    # part of it (an ended incident refuses only its own alerts and those that would have joined it) and may open one.
+    for entry in reversed(view.history):
+        ended_at = _when(entry.get("ended_at"))
+        starts = [_when(r.get("starts_at")) for r in entry.get("events") or []]
+        began = min([t for t in starts if t is not None], default=_when(entry.get("opened_at")))
+        if ended_at is not None and began is not None and began - 1e-6 <= start <= ended_at:
+            return Verdict("replay", f"started at {starts_at}, while incident {entry.get('id')} was open (it ended "
+                                     f"{entry.get('outcome')} at {entry.get('ended_at')}): would have joined it", str(entry.get("id")))
     return Verdict("new", "no open incident")
 
 
@@ -575,6 +586,14 @@ class AdvanceRequest:
     attempt_cap: int = 3
     attempt_window_s: float = 86400.0
     remediation: str = ""
+    #: identifies this attempt (one per write operation, e.g. ``<run>/<operation id>``): recorded with the attempt in the
+    #: same patch, so a retried write whose first PATCH was applied (its response lost) never counts the attempt twice
+    attempt_key: str = ""
+
+
+def attempt_counted(view: "NodeIncidents", incident_id: str, key: str) -> bool:
+    """Is the attempt ``key`` of incident ``incident_id`` already recorded on the node?"""
+    return bool(key) and any(a.get("key") == key and a.get("incident") == incident_id for a in view.attempts)
 
 
 def _not_current(view: NodeIncidents, incident_id: str, what: str) -> Change:
@@ -602,6 +621,10 @@ def plan_advance(view: NodeIncidents, req: AdvanceRequest, now: str, now_s: floa
     target, message = req.state, req.message
     capped = False
     attempts = list(view.attempts)
+    if target == REMEDIATING and req.attempt and attempt_counted(view, current.id, req.attempt_key):
+        return Change(False, result=_result(view, current, ended=False, capped=False, attempt_counted=True),
+                      message=f"node {view.node}: incident {current.id} attempt {req.attempt_key} already counted "
+                              f"({current.attempts} attempt(s), state {current.state})")
     if target == REMEDIATING and req.attempt:
         used = view.attempts_within(now_s, req.attempt_window_s)
         if used >= req.attempt_cap:
@@ -627,7 +650,10 @@ def plan_advance(view: NodeIncidents, req: AdvanceRequest, now: str, now_s: floa
     annotations: dict[str, Optional[str]] = {}
     if target == REMEDIATING and req.attempt:
         current.attempts += 1
-        attempts = (attempts + [{"time": now, "incident": current.id, "action": req.remediation or current.action}])[-ATTEMPT_LIMIT:]
+        entry = {"time": now, "incident": current.id, "action": req.remediation or current.action}
+        if req.attempt_key:
+            entry["key"] = req.attempt_key
+        attempts = (attempts + [entry])[-ATTEMPT_LIMIT:]
         annotations[ANN_ATTEMPTS] = _dump(attempts)
         message = message or f"remediation attempt {current.attempts} ({req.remediation or current.action})"
     current.steps = (current.steps + [_step(target, now, message)])[-STEP_LIMIT:]
@@ -755,7 +781,7 @@ def status_markdown(rows: Sequence[Mapping[str, Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-__all__ = ["ANN_ATTEMPTS", "ANN_EVENTS", "ANN_INCIDENT", "ANN_INCIDENT_HISTORY", "AdvanceRequest", "Change", "EVENT_REASONS",
+__all__ = ["ANN_ATTEMPTS", "ANN_EVENTS", "ANN_INCIDENT", "ANN_INCIDENT_HISTORY", "AdvanceRequest", "Change", "attempt_counted", "EVENT_REASONS",
            "EventRef", "FIRING_VERDICTS", "Incident", "IncidentError", "LABEL_INCIDENT_STATE", "LABEL_OPT_OUT", "NodeIncidents",
            "OPT_OUT_VALUE", "OUTCOMES", "OpenRequest", "RESOLVED_VERDICTS", "STATES", "TRANSITIONS", "Verdict", "classify_firing",
            "classify_resolved", "format_time", "incident_id_for", "parse_rfc3339", "plan_advance", "plan_close", "plan_join",

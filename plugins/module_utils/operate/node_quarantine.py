@@ -101,6 +101,8 @@ class QuarantineOptions:  # pylint: disable=too-many-instance-attributes
     history_limit: int = DEFAULT_HISTORY_LIMIT
     circuit_breaker: Optional[BreakerConfig] = None
     keep_existing_reason: bool = False
+    #: release: ``all`` or ``actor`` (only what this actor asked for and nobody else still asks for)
+    release_scope: str = "all"
 
 
 @dataclass
@@ -244,7 +246,7 @@ def build_request(options: QuarantineOptions, now: str) -> QuarantineRequest:
         raise QuarantineStateError(f"conflict_retries must be >= 0, got {options.conflict_retries}")
     return QuarantineRequest(action=options.action, reason=reason, actor=options.actor or default_actor(), taints=taints,
                              labels=tuple(sorted(labels.items())), now=now, keep_existing_reason=options.keep_existing_reason,
-                             history_limit=options.history_limit)
+                             history_limit=options.history_limit, release_scope=options.release_scope)
 
 
 def validate_nodes(nodes: Sequence[Any]) -> list[str]:

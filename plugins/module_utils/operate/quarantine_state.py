@@ -8,9 +8,10 @@ Pure logic (no API calls). Three markers live on the node:
 * label ``dsxos.io/quarantine`` = ``quarantined`` | ``released``;
 * annotation ``dsxos.io/quarantine-prior``: JSON :class:`QuarantineRecord` - the node's state before our first
   action (``unschedulable``, taints, the prior values of the labels we set) and what WE applied (cordon, taints,
-  labels) with the actor who first applied each (``applied_by``), plus the current reason and the actor who gave it
-  (``reason``/``actor`` always belong together), the reasons given so far with their actors (``reasons``) and
-  ``since``. A release undoes only what we applied, so a cordon or taint someone else set survives it;
+  labels) with the actor who first applied each (``applied_by``) and every actor that asked for each (``held_by``),
+  plus the current reason and the actor who gave it (``reason``/``actor`` always belong together), the reasons given so far with their actors (``reasons``) and
+  ``since``. A release undoes only what we applied, so a cordon or taint someone else set survives it; a release
+  scoped to its actor (``release_scope="actor"``) also keeps what another actor asked for through this module;
 * annotation ``dsxos.io/quarantine-history``: JSON list of ``{action, reason, actor, time, op}`` (bounded length;
   every entry pairs an actor with the reason that actor gave; ``op`` is the operation id of the task that wrote it,
   so a task whose PATCH response was lost can recognise its own applied change).
@@ -50,6 +51,8 @@ QUARANTINE_ACTIONS = ("cordon", "taint", "label")
 #: actions that take capacity away: the circuit breaker is consulted for them
 CAPACITY_ACTIONS = ("cordon", "taint")
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+#: what a release undoes: everything the record holds, or only what the releasing actor holds alone
+RELEASE_SCOPES = ("all", "actor")
 
 
 def new_operation_id() -> str:
@@ -166,6 +169,19 @@ class QuarantineRecord:  # pylint: disable=too-many-instance-attributes
     applied_by: dict[str, str] = field(default_factory=dict)
     #: the reasons given so far (oldest first, at most MAX_RECORD_REASONS): ``{reason, actor, time}``
     reasons: list[dict[str, str]] = field(default_factory=list)
+    #: every actor that asked for each thing the record covers (``cordon``, ``taint:<key>:<effect>``, ``label:<key>``):
+    #: a release scoped to one actor (``release_scope: actor``) undoes only what no other actor still asks for
+    held_by: dict[str, list[str]] = field(default_factory=dict)
+
+    def claim(self, slot: str, actor: str) -> None:
+        """Note that ``actor`` asks for ``slot``."""
+        holders = self.held_by.get(slot, [])
+        if actor and actor not in holders:
+            self.held_by[slot] = sorted(holders + [actor])
+
+    def others_hold(self, slot: str, actor: str) -> bool:
+        """Does an actor other than ``actor`` still ask for ``slot``?"""
+        return any(holder != actor for holder in self.held_by.get(slot, []))
 
     def holds_anything(self) -> bool:
         """Does the record still claim a cordon, a taint or a label?"""
@@ -182,6 +198,7 @@ class QuarantineRecord:  # pylint: disable=too-many-instance-attributes
         return {"prior": {"unschedulable": self.prior_unschedulable, "taints": self.prior_taints, "labels": self.prior_labels},
                 "applied": {"cordon": self.cordoned, "taints": self.taints, "labels": sorted(self.labels)},
                 "applied_by": dict(sorted(self.applied_by.items())), "reasons": self.reasons,
+                "held_by": {slot: sorted(holders) for slot, holders in sorted(self.held_by.items()) if holders},
                 "reason": self.reason, "actor": self.actor, "since": self.since}
 
     def to_json(self) -> str:
@@ -199,14 +216,17 @@ class QuarantineRecord:  # pylint: disable=too-many-instance-attributes
                        for r in data.get("reasons") or []]
             if "reasons" not in data and reason:  # a record written before reasons were kept
                 reasons = [{"reason": reason, "actor": actor, "time": since}]
+            applied_by = {str(k): str(v) for k, v in (data.get("applied_by") or {}).items()}
+            held_by = {str(k): sorted({str(a) for a in v}) for k, v in (data.get("held_by") or {}).items() if v}
+            if "held_by" not in data:  # a record written before claims were kept: the first applier holds each thing
+                held_by = {slot: [who] for slot, who in applied_by.items() if who}
             return cls(prior_unschedulable=bool(prior.get("unschedulable", False)),
                        prior_taints=[dict(t) for t in prior.get("taints") or []],
                        prior_labels={str(k): (None if v is None else str(v)) for k, v in (prior.get("labels") or {}).items()},
                        cordoned=bool(applied.get("cordon", False)),
                        taints=[dict(t) for t in applied.get("taints") or []],
                        labels=[str(k) for k in applied.get("labels") or []],
-                       reason=reason, actor=actor, since=since, reasons=reasons,
-                       applied_by={str(k): str(v) for k, v in (data.get("applied_by") or {}).items()})
+                       reason=reason, actor=actor, since=since, reasons=reasons, applied_by=applied_by, held_by=held_by)
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             raise QuarantineStateError(f"node {node}: annotation {ANN_PRIOR} is not a valid quarantine record ({exc}): {text[:200]!r}",
                                        resource="nodes", name=node, node=node) from exc
@@ -269,6 +289,9 @@ class QuarantineRequest:  # pylint: disable=too-many-instance-attributes
     history_limit: int = DEFAULT_HISTORY_LIMIT
     #: stamped into the history entry of every change (one per task; see :func:`applied_operation`)
     operation_id: str = field(default_factory=new_operation_id)
+    #: release only: ``all`` undoes everything the record holds (an operator's release); ``actor`` undoes only what
+    #: ``actor`` asked for and no other actor still asks for (the sentinel releasing its own incident)
+    release_scope: str = "all"
 
 
 @dataclass
@@ -298,6 +321,12 @@ def _taint_slot(key: Any, effect: Any) -> str:
 
 
 def _apply_quarantine(view: NodeView, rec: QuarantineRecord, req: QuarantineRequest, state: dict[str, Any]) -> None:
+    if req.action == "cordon":
+        rec.claim("cordon", req.actor)
+    for taint in req.taints:
+        rec.claim(_taint_slot(taint.key, taint.effect), req.actor)
+    for key in dict(req.labels):
+        rec.claim(f"label:{key}", req.actor)
     if req.action == "cordon" and not state["unschedulable"]:
         state["unschedulable"] = True
         rec.cordoned = True
@@ -325,20 +354,45 @@ def _apply_quarantine(view: NodeView, rec: QuarantineRecord, req: QuarantineRequ
     state["labels"][LABEL_STATE] = STATE_QUARANTINED
 
 
-def _apply_release(rec: QuarantineRecord, state: dict[str, Any]) -> None:
-    if rec.cordoned and not rec.prior_unschedulable:
-        state["unschedulable"] = False
-    ours = _taint_ids(rec.taints)
-    kept = [t for t in state["taints"] if (t.get("key"), t.get("effect")) not in ours]
-    restored = [t for t in rec.prior_taints if (t.get("key"), t.get("effect")) in ours]
-    state["taints"] = kept + restored
-    for key in rec.labels:
-        prior = rec.prior_labels.get(key)
+def _apply_release(rec: QuarantineRecord, req: QuarantineRequest, state: dict[str, Any]) -> None:
+    """Undo what the record holds: everything (scope ``all``), or only what ``req.actor`` asked for and no other actor
+    still asks for (scope ``actor``); what stays keeps its record, with the reason of an actor still holding it."""
+    scoped = req.release_scope == "actor"
+    if scoped:
+        rec.held_by = {slot: [a for a in holders if a != req.actor] for slot, holders in rec.held_by.items()}
+        rec.held_by = {slot: holders for slot, holders in rec.held_by.items() if holders}
+    else:
+        rec.held_by = {}
+
+    def kept(slot: str) -> bool:
+        return scoped and bool(rec.held_by.get(slot))
+
+    if rec.cordoned and not kept("cordon"):
+        if not rec.prior_unschedulable:
+            state["unschedulable"] = False
+        rec.cordoned = False
+    undone = _taint_ids([t for t in rec.taints if not kept(_taint_slot(t.get("key"), t.get("effect")))])
+    kept_taints = [t for t in state["taints"] if (t.get("key"), t.get("effect")) not in undone]
+    restored = [t for t in rec.prior_taints if (t.get("key"), t.get("effect")) in undone]
+    state["taints"] = kept_taints + restored
+    rec.taints = [t for t in rec.taints if (t.get("key"), t.get("effect")) not in undone]
+    for key in list(rec.labels):
+        if kept(f"label:{key}"):
+            continue
+        prior = rec.prior_labels.pop(key, None)
         if prior is None:
             state["labels"].pop(key, None)
         else:
             state["labels"][key] = prior
-    rec.cordoned, rec.taints, rec.labels, rec.applied_by = False, [], [], {}
+        rec.labels.remove(key)
+    held = {"cordon"} if rec.cordoned else set()
+    held |= {_taint_slot(t.get("key"), t.get("effect")) for t in rec.taints} | {f"label:{key}" for key in rec.labels}
+    rec.applied_by = {slot: who for slot, who in rec.applied_by.items() if slot in held}
+    if scoped and rec.holds_anything():
+        holders = {a for slot in held for a in rec.held_by.get(slot, [])}
+        given = [r for r in rec.reasons if r.get("actor") in holders]
+        if given:
+            rec.reason, rec.actor = given[-1]["reason"], given[-1]["actor"]
 
 
 def _apply_undo(rec: Optional[QuarantineRecord], req: QuarantineRequest, state: dict[str, Any]) -> None:
@@ -363,6 +417,8 @@ def plan_action(node: Mapping[str, Any], req: QuarantineRequest) -> Plan:  # pyl
     """Compute the change ``req`` makes to ``node`` (a Node as a camelCase dict)."""
     if req.action not in ACTIONS:
         raise QuarantineStateError(f"unknown action {req.action!r}; expected one of {', '.join(ACTIONS)}")
+    if req.release_scope not in RELEASE_SCOPES:
+        raise QuarantineStateError(f"release_scope must be one of {', '.join(RELEASE_SCOPES)}, got {req.release_scope!r}")
     view = NodeView.from_node(node)
     old_rec = view.record()
     rec = QuarantineRecord.from_json(old_rec.to_json(), view.name) if old_rec else None
@@ -377,8 +433,8 @@ def plan_action(node: Mapping[str, Any], req: QuarantineRequest) -> Plan:  # pyl
         _apply_quarantine(view, rec, req, state)
     elif req.action == "release":
         if rec is not None:
-            _apply_release(rec, state)
-        if view.state is not None or rec is not None:
+            _apply_release(rec, req, state)
+        if (view.state is not None or rec is not None) and (rec is None or not rec.holds_anything()):
             state["labels"][LABEL_STATE] = STATE_RELEASED
     else:
         _apply_undo(rec, req, state)
@@ -400,6 +456,12 @@ def plan_action(node: Mapping[str, Any], req: QuarantineRequest) -> Plan:  # pyl
     label_patch.update({k: None for k in view.labels if k not in state["labels"]})
     # a record whose reason changed is a change of its own (the history says why)
     record_changed = (ann_prior_new or None) != (ann_prior_old or None)
+    if record_changed and req.action in QUARANTINE_ACTIONS and rec is not None and old_rec is not None:
+        # another actor asking, with the same reason, for what is already there changes nothing (the same cordon twice
+        # is idempotent); an actor with a reason of its own is recorded as holding what it asked for
+        record_changed = _without_claims(rec) != _without_claims(old_rec)
+        if not record_changed:
+            ann_prior_new = ann_prior_old
     changed = bool(spec_patch or label_patch or record_changed)
     after = {"unschedulable": state["unschedulable"], "taints": state["taints"], "state": state["labels"].get(LABEL_STATE),
              "reason": rec.reason if rec is not None else None}
@@ -423,6 +485,12 @@ def plan_action(node: Mapping[str, Any], req: QuarantineRequest) -> Plan:  # pyl
     if spec_patch:
         patch["spec"] = spec_patch
     return Plan(view.name, True, patch, after, new_quarantine, _describe(req.action, view.name, True), entry, before)
+
+
+def _without_claims(rec: QuarantineRecord) -> dict[str, Any]:
+    data = rec.to_dict()
+    data.pop("held_by", None)
+    return data
 
 
 def history_patch(node: Mapping[str, Any], entry: Mapping[str, Any], history_limit: int = DEFAULT_HISTORY_LIMIT) -> dict[str, Any]:
@@ -471,5 +539,5 @@ def check_request(action: str, reason: Any, taints: Any, labels: Any) -> tuple[O
 
 
 __all__ = ["ACTIONS", "ANN_HISTORY", "ANN_PRIOR", "CAPACITY_ACTIONS", "K8sInvalidName", "LABEL_STATE", "NodeView", "Plan",
-           "QUARANTINE_ACTIONS", "QuarantineRecord", "QuarantineRequest", "QuarantineStateError", "STATE_QUARANTINED",
+           "QUARANTINE_ACTIONS", "QuarantineRecord", "RELEASE_SCOPES", "QuarantineRequest", "QuarantineStateError", "STATE_QUARANTINED",
            "STATE_RELEASED", "Taint", "applied_operation", "check_request", "default_actor", "history_patch", "new_operation_id", "plan_action"]

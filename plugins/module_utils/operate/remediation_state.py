@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
+import uuid
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Optional, Sequence
 
@@ -61,6 +62,8 @@ class IncidentOptions:  # pylint: disable=too-many-instance-attributes
     attempt: bool = False
     attempt_cap: int = 3
     attempt_window_s: float = 86400.0
+    #: names the attempt an ``advance`` with ``attempt`` counts ("" = one generated per write operation)
+    attempt_key: str = ""
     label_selector: str = ""
     actor: str = ""
     emit_events: bool = True
@@ -136,7 +139,8 @@ def validate_options(params: Mapping[str, Any]) -> IncidentOptions:  # pylint: d
         remediation=validate_text(params.get("remediation"), "remediation"), rule=validate_text(params.get("rule"), "rule"),
         reason=validate_text(params.get("reason"), "reason", sanitize=True), message=validate_text(params.get("detail"), "detail", sanitize=True),
         error=validate_text(params.get("error"), "error", sanitize=True), events=tuple(dict(e) for e in events), gpus=tuple(gpus),
-        outcome=outcome, attempt=bool(params.get("attempt")), attempt_cap=cap, attempt_window_s=window, label_selector=selector,
+        outcome=outcome, attempt=bool(params.get("attempt")), attempt_cap=cap, attempt_window_s=window,
+        attempt_key=validate_text(params.get("attempt_key"), "attempt_key"), label_selector=selector,
         actor=validate_text(params.get("actor"), "actor") or default_actor(), emit_events=params.get("emit_events") is not False,
         event_namespace=namespace, history_limit=history_limit, conflict_retries=retries)
 
@@ -171,7 +175,7 @@ def emit_event(client: KubeApi, node: Mapping[str, Any], options: IncidentOption
     return None
 
 
-def _plan(view: NodeIncidents, options: IncidentOptions, now: str, now_s: float) -> Change:
+def _plan(view: NodeIncidents, options: IncidentOptions, now: str, now_s: float, attempt_key: str = "") -> Change:
     action = options.action
     if action == "open":
         return plan_open(view, OpenRequest(incident=options.incident, action=options.remediation, reason=options.reason,
@@ -180,7 +184,8 @@ def _plan(view: NodeIncidents, options: IncidentOptions, now: str, now_s: float)
     if action == "advance":
         return plan_advance(view, AdvanceRequest(incident=options.incident, state=options.state, message=options.message,
                                                  error=options.error, attempt=options.attempt, attempt_cap=options.attempt_cap,
-                                                 attempt_window_s=options.attempt_window_s, remediation=options.remediation), now, now_s)
+                                                 attempt_window_s=options.attempt_window_s, remediation=options.remediation,
+                                                 attempt_key=attempt_key or options.attempt_key), now, now_s)
     if action == "join":
         return plan_join(view, options.incident or None, options.events, now)
     if action == "resolve":
@@ -192,8 +197,15 @@ def _plan(view: NodeIncidents, options: IncidentOptions, now: str, now_s: float)
 
 def apply_incident(client: KubeApi, options: IncidentOptions, check_mode: bool = False,
                    clock: Callable[[], float] = time.time) -> dict[str, Any]:
-    """One write operation on one node: read, plan, patch with the resourceVersion (409: again), emit the Event."""
+    """One write operation on one node: read, plan, patch with the resourceVersion (409: again), emit the Event.
+
+    A remediation attempt carries a key (``options.attempt_key``, else one generated for this operation) written in the
+    same patch as the count: when a PATCH was applied but its response lost, the client's retry meets 409, the node is
+    read again, and the planned attempt is found already counted - it is reported as this operation's change
+    (``response_lost``), never counted twice."""
     attempts = 0
+    key = (options.attempt_key or "op-" + uuid.uuid4().hex[:16]) if options.attempt else ""
+    sent: Optional[Change] = None
     while True:
         attempts += 1
         now_s = clock()
@@ -203,9 +215,15 @@ def apply_incident(client: KubeApi, options: IncidentOptions, check_mode: bool =
         except K8sNotFound as err:
             raise IncidentError(f"node {options.node} not found", node=options.node, resource="nodes", name=options.node) from err
         view = NodeIncidents.from_node(node)
-        change = _plan(view, options, now, now_s)
+        change = _plan(view, options, now, now_s, key)
         result = dict(change.result)
         result.update({"changed": change.changed, "msg": change.message, "attempts": attempts})
+        if sent is not None and not change.changed and result.get("attempt_counted"):
+            # our earlier PATCH was applied; only its response was lost
+            result.update(changed=True, response_lost=True,
+                          msg=f"{sent.message} (the API server applied our first attempt; its response was lost)")
+            _announce(client, node, options, sent, result, now)
+            return result
         if not change.changed or check_mode:
             return result
         meta: dict[str, Any] = {"resourceVersion": view.resource_version, "annotations": dict(change.annotations)}
@@ -217,14 +235,21 @@ def apply_incident(client: KubeApi, options: IncidentOptions, check_mode: bool =
             if attempts > options.conflict_retries:
                 raise IncidentError(f"node {options.node}: still conflicting after {attempts} attempts (another writer keeps "
                                     "changing it)", node=options.node, resource="nodes", name=options.node) from None
+            sent = change if key else None
             continue
-        if change.event is not None and options.emit_events:
-            incident = (result.get("incident") or result.get("closed") or {}).get("id") or options.incident
-            error = emit_event(client, written, options, change, incident, now)
-            result["event"] = {"reason": change.event["reason"], "type": change.event["type"], "message": change.event["message"]}
-            if error is not None:
-                result["event_error"] = error
+        _announce(client, written, options, change, result, now)
         return result
+
+
+def _announce(client: KubeApi, node: Mapping[str, Any], options: IncidentOptions, change: Change, result: dict[str, Any], now: str) -> None:
+    """Emit the Event of ``change`` (when it has one) and note it in ``result``."""
+    if change.event is None or not options.emit_events:
+        return
+    incident = (result.get("incident") or result.get("closed") or {}).get("id") or options.incident
+    error = emit_event(client, node, options, change, incident, now)
+    result["event"] = {"reason": change.event["reason"], "type": change.event["type"], "message": change.event["message"]}
+    if error is not None:
+        result["event_error"] = error
 
 
 def get_states(client: KubeApi, nodes: Sequence[str]) -> dict[str, Any]:

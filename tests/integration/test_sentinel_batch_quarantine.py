@@ -1,0 +1,152 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, dsxos.cluster contributors
+# Apache License 2.0 (see LICENSE)
+"""The remediate playbook's batch quarantine (dsxos.cluster.sentinel_quarantine before the per-node loop) through real
+ansible-playbook runs against the Kubernetes emulator, with the stub remediation and recertification task files of
+tests/integration/sentinel_stubs."""
+from __future__ import annotations
+
+import json
+import os
+
+from ansible_collections.dsxos.cluster.tests.harness.k8s_emulator.pytest_fixture import (  # noqa: F401  pylint: disable=unused-import
+    k8s_emulator, k8s_emulator_factory)
+
+# pylint: disable=redefined-outer-name
+
+STUBS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sentinel_stubs")
+BATCH_TASK = "Quarantine every node the plan opens an incident for"
+STEPS = ["SentinelQuarantined", "SentinelDraining", "SentinelDrained", "SentinelRemediating", "SentinelRecertifying", "SentinelReturned"]
+
+
+def stub(name):
+    return os.path.join(STUBS, name + ".yml")
+
+
+def alert(node, fingerprint, fault_class="fallen-off-bus", starts_at="2026-03-01T10:00:00Z"):
+    return {"node": node, "gpu": "3", "uuid": "GPU-1234", "code": 79, "fault_class": fault_class, "action": None, "status": "firing",
+            "fingerprint": fingerprint, "starts_at": starts_at, "ends_at": None, "pods": [], "alertname": "XidCritical",
+            "severity": "critical", "labels": {"cluster": "test"}}
+
+
+def run_vars(emu, tmp_path, events, **extra):
+    out = {"sentinel_k8s_auth": {"kubeconfig": emu.kubeconfig_path, "retries": 2, "retry_backoff_s": 0.01},
+           "sentinel_destructive": True, "sentinel_stub_dir": str(tmp_path), "sentinel_events": events,
+           "sentinel_remediation_tasks": {"reboot": stub("remediation_ok")}, "sentinel_recertify_tasks": stub("recertify_pass"),
+           "sentinel_circuit_breaker": {"max_fraction": 1.0, "max_nodes": 50}, "sentinel_batch_workers": 4,
+           "sentinel_drain": {"timeout_s": 60, "pdb_retry_s": 0.05, "pdb_retry_max_s": 0.2}}
+    out.update(extra)
+    return out
+
+
+def stats_of(result):
+    return result.task("dsxos.cluster.sentinel : Publish the summary")["result"]["ansible_stats"]["data"]["dsxos_sentinel"]
+
+
+def batch_of(result):
+    found = [t for t in result.tasks if BATCH_TASK in t["task"]]
+    assert len(found) == 1, [t["task"] for t in result.tasks if "uarantine" in t["task"]]
+    return found[0]
+
+
+def meta(emu, name):
+    return emu.api.get("v1", "Node", name)["metadata"]
+
+
+def annotation(emu, name, key, default="null"):
+    return json.loads((meta(emu, name).get("annotations") or {}).get(key) or default)
+
+
+def node_events(emu, name):
+    items = sorted(emu.api.list("v1", "Event", "default"), key=lambda e: e["metadata"]["creationTimestamp"])
+    return [e["reason"] for e in items if (e.get("involvedObject") or {}).get("name") == name]
+
+
+def breaker_entries(emu):
+    data = emu.api.get("v1", "ConfigMap", "dsxos-circuit-breaker", "dsxos-system")["data"]
+    return sorted(e["node"] for e in json.loads(data["entries"]))
+
+
+def test_a_storm_is_quarantined_in_one_batch_then_each_node_remediated_exactly_once(k8s_emulator, ansible_run, tmp_path):
+    emu = k8s_emulator
+    names = emu.add_nodes(10, "h100-eks", name_prefix="gpu-")
+    faulty = names[:4]
+    events = [alert(n, f"fp-{n}-{i}") for n in faulty for i in range(3)]  # three alerts per node, one incident each
+    variables = run_vars(emu, tmp_path, events, sentinel_circuit_breaker={"max_fraction": 1.0, "max_nodes": 3})
+
+    result = ansible_run("dsxos.cluster.remediate", extra_vars=variables, expect_rc=0)
+
+    batch = batch_of(result)["result"]
+    assert batch["quarantined"] == faulty[:3] and [h["node"] for h in batch["held_back"]] == faulty[3:], batch["msg"]
+    assert not batch["deferred"] and batch_of(result)["changed"]
+    summary = stats_of(result)
+    by_node = {o["node"]: o for o in summary["outcomes"]}
+    assert sorted(by_node) == sorted(faulty) and not summary["failed"]
+    for name in faulty[:3]:
+        assert by_node[name]["status"] == "returned", by_node[name]
+        assert not meta(emu, name).get("labels", {}).get("dsxos.io/incident-state")
+        assert not emu.api.get("v1", "Node", name)["spec"].get("unschedulable"), "returned exactly as before"
+        ended = annotation(emu, name, "dsxos.io/incident-history", "[]")
+        assert [(h["id"], h["outcome"]) for h in ended] == [(by_node[name]["incident"], "returned")]
+        assert node_events(emu, name) == STEPS, "each step exactly once, in order"
+        assert sorted(p.name for p in tmp_path.glob(f"remediation-{name}-*.json")) == [f"remediation-{name}-1.json"], "one remediation"
+        attempts = annotation(emu, name, "dsxos.io/sentinel-attempts", "[]")
+        assert len(attempts) == 1 and attempts[0]["incident"] == by_node[name]["incident"]
+        cordons = [h for h in annotation(emu, name, "dsxos.io/quarantine-history", "[]") if h["action"] == "cordon"]
+        assert len(cordons) == 1 and by_node[name]["incident"] in cordons[0]["reason"]
+    for name in faulty[3:]:
+        outcome = by_node[name]
+        assert outcome["status"] == "skipped" and outcome["message"].startswith("circuit breaker: ") and outcome["kind"] == "open"
+        assert not emu.api.get("v1", "Node", name)["spec"].get("unschedulable") and not node_events(emu, name)
+        assert sorted(e["fingerprint"] for e in annotation(emu, name, "dsxos.io/sentinel-events", "[]")) == [f"fp-{name}-{i}" for i in range(3)]
+        assert not list(tmp_path.glob(f"remediation-{name}-*.json"))
+    assert breaker_entries(emu) == sorted(faulty[:3]), "the breaker counted each node once"
+    for name in names:
+        lease = emu.api.get("coordination.k8s.io/v1", "Lease", f"dsxos-node-lock-{name}", "dsxos-system") if name in faulty else None
+        assert lease is None or not lease["spec"].get("holderIdentity"), f"lock of {name} released"
+
+    before = {n: emu.api.get("v1", "Node", n) for n in names}
+    events_before = len(emu.api.list("v1", "Event", "default"))
+    rerun = ansible_run("dsxos.cluster.remediate", extra_vars=variables, expect_rc=0)
+
+    again = batch_of(rerun)
+    assert not again["changed"], again
+    assert again["result"]["quarantined"] == [] and [h["node"] for h in again["result"]["held_back"]] == faulty[3:]
+    assert {n: emu.api.get("v1", "Node", n)["metadata"]["resourceVersion"] for n in names} == \
+        {n: before[n]["metadata"]["resourceVersion"] for n in names}, "a rerun writes nothing to any node"
+    assert len(emu.api.list("v1", "Event", "default")) == events_before
+    assert len(list(tmp_path.glob("remediation-*.json"))) == 3
+    assert not [t for t in rerun.tasks if t["changed"] and "sentinel" in t["task"] and "Lock" not in t["task"] and "Unlock" not in t["task"]]
+
+
+def test_batch_and_per_node_loop_record_the_same_quarantine(k8s_emulator, ansible_run, tmp_path):
+    emu = k8s_emulator
+    names = emu.add_nodes(10, "h100-eks", name_prefix="gpu-")
+    batched, looped = names[:2], names[2:4]
+    quiet = {"sentinel_destructive": False}
+
+    first = ansible_run("dsxos.cluster.remediate", extra_vars=run_vars(emu, tmp_path, [alert(n, "fp-" + n, "nvlink") for n in batched], **quiet))
+    second = ansible_run("dsxos.cluster.remediate", extra_vars=run_vars(emu, tmp_path, [alert(n, "fp-" + n, "nvlink") for n in looped],
+                                                                         sentinel_batch_quarantine=False, **quiet))
+
+    assert batch_of(first)["result"]["quarantined"] == batched
+    assert batch_of(second)["status"] == "skipped"
+    outcomes = stats_of(first)["outcomes"] + stats_of(second)["outcomes"]
+    assert {o["node"]: o["status"] for o in outcomes} == {n: "quarantined" for n in batched + looped}
+    assert len({o["message"].split(" ", 2)[2] for o in outcomes}) == 1, "the same 'waiting for a release' outcome"
+
+    def shape(name):
+        node = emu.api.get("v1", "Node", name)
+        incident = annotation(emu, name, "dsxos.io/incident")
+        prior = annotation(emu, name, "dsxos.io/quarantine-prior")
+        return {"state": incident["state"], "action": incident["action"], "rule": incident["rule"], "steps": [s["state"] for s in incident["steps"]],
+                "events": len(incident["events"]), "attempts": incident["attempts"], "reason_is_incident": incident["reason"] == prior["reason"],
+                "label": node["metadata"]["labels"]["dsxos.io/incident-state"], "unschedulable": node["spec"]["unschedulable"],
+                "taints": sorted((t["key"], t["effect"]) for t in node["spec"]["taints"]), "node_events": node_events(emu, name),
+                "history": [h["action"] for h in annotation(emu, name, "dsxos.io/quarantine-history", "[]")]}
+
+    expected = {"state": "quarantined", "action": "quarantine_drain", "rule": "nvlink", "steps": ["quarantined"], "events": 1, "attempts": 0,
+                "reason_is_incident": True, "label": "quarantined", "unschedulable": True, "taints": [("dsxos.io/quarantine", "NoSchedule")],
+                "node_events": ["SentinelQuarantined"], "history": ["cordon"]}
+    assert {n: shape(n) for n in batched + looped} == {n: expected for n in batched + looped}
+    assert breaker_entries(emu) == sorted(batched + looped)
