@@ -71,9 +71,14 @@ class PodWatch(threading.Thread):
 
 
 def list_node_pods(client: KubeApi, node: str) -> tuple[list[dict[str, Any]], str]:
-    """Pods bound to ``node`` (all namespaces) as camelCase dicts, and the list's resourceVersion."""
+    """Pods bound to ``node`` (all namespaces) as camelCase dicts, and the list's resourceVersion.
+
+    ``resourceVersion=0``: served from the API server's watch cache, as informers list, not by a quorum read of every pod
+    in etcd (a field selector is filtered after the read); the watch from the returned version brings anything newer.
+    150 parallel drains' quorum lists timed out on a real kube-apiserver (bench/nvsentinel_scenario.py --backend real).
+    """
     resp = client.call("list", "pods", client.core.list_pod_for_all_namespaces, field_selector=f"spec.nodeName={node}",
-                       _preload_content=False)
+                       resource_version="0", _preload_content=False)
     data = json.loads(resp.data)
     return list(data.get("items") or []), str((data.get("metadata") or {}).get("resourceVersion") or "")
 
