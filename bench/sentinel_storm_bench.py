@@ -335,9 +335,9 @@ def run_storm(args: argparse.Namespace, work: Path, collections: Path, faulty_co
             token.write_text(TOKEN + "\n", encoding="utf-8")
             token.chmod(0o600)
             port = free_port()
-            rulebook = RulebookProcess(work, collections, inv, {"sentinel_eda_port": port, "sentinel_eda_token_file": str(token),
-                                                                 "sentinel_batch_window_s": args.batch_window_s, "sentinel_batch_max": 100000,
-                                                                 "sentinel_queue_size": 100000})
+            rulebook_vars = {"sentinel_eda_port": port, "sentinel_eda_token_file": str(token), "sentinel_batch_window_s": args.batch_window_s,
+                             "sentinel_batch_max": 100000, "sentinel_queue_size": 100000}
+            rulebook = RulebookProcess(work, collections, inv, rulebook_vars)
             with AlertmanagerProcess(str(work / f"am-{faulty_count}"), alertmanager_config(rulebook.url, token, args.group_wait)) as manager:
                 began = time.time()
                 first = post_storm(lambda chunk: manager.post_alerts([firing(item) for item in chunk]), labels, args.post_s, args.chunks)

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, dsxos.cluster contributors
 # Apache License 2.0 (see LICENSE)
@@ -295,7 +294,7 @@ def tell_story(result: Dict[str, Any]) -> None:
         say("  cordoned and tainted at %s by %s" % (clock(cordon.get("time", "")), cordon.get("actor", "?")))
         say("    why: %s" % cordon.get("reason", "?"))
     say("  pods on it when the alert came: %s; on it now: %s" % (", ".join(result.get("pods_before") or []) or "none",
-                                                               ", ".join(result.get("pods_after") or []) or "none"))
+                                                                 ", ".join(result.get("pods_after") or []) or "none"))
     if release:
         say("  returned to service at %s by %s" % (clock(release.get("time", "")), release.get("actor", "?")))
         say("    why: %s" % release.get("reason", "?"))

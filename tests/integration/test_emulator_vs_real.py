@@ -160,7 +160,7 @@ SEQUENCE: List[Step] = [
     Step("node-list-field", "GET", "/api/v1/nodes", query=[("fieldSelector", "spec.unschedulable=true,metadata.name=%s" % NODE)]),
     Step("node-list-field-bad", "GET", "/api/v1/nodes", query=[("fieldSelector", "spec.bogus=1")]),
     Step("node-status-only", "PATCH", "/api/v1/nodes/%s/status" % NODE, {"spec": {"unschedulable": False},
-                                                                          "metadata": {"labels": {"evr.dsxos.io/via-status": "x"}}}, MERGE),
+                                                                         "metadata": {"labels": {"evr.dsxos.io/via-status": "x"}}}, MERGE),
     Step("node-uncordon", "PATCH", "/api/v1/nodes/%s" % NODE, {"spec": {"unschedulable": None}}, MERGE),
     Step("node-uncordon-untainted", "GET", "/api/v1/nodes/%s" % NODE, only="real", until=lambda s, b: s == 200 and not _taints(b)),
     Step("node-uncordoned", "GET", "/api/v1/nodes/%s" % NODE),
@@ -308,8 +308,8 @@ def play(api_client: Any, backend: str, sequence: List[Step], timeout_s: float =
             if step.until is None or step.until(status, answer):
                 break
             if time.monotonic() > deadline:
-                raise AssertionError("%s on %s: %s not reached in %.0f s (last: %s %s)" % (step.id, backend, step.path, timeout_s, status,
-                                                                                      json.dumps(answer)[:2000]))
+                raise AssertionError("%s on %s: %s not reached in %.0f s (last: %s %s)"
+                                     % (step.id, backend, step.path, timeout_s, status, json.dumps(answer)[:2000]))
             time.sleep(0.25)
         ctx[step.id] = (status, answer)
     return {k: v for k, v in ctx.items() if not any(s.id == k and s.only for s in sequence)}

@@ -127,7 +127,7 @@ def test_batch_and_per_node_loop_record_the_same_quarantine(k8s_emulator, ansibl
 
     first = ansible_run("dsxos.cluster.remediate", extra_vars=run_vars(emu, tmp_path, [alert(n, "fp-" + n, "nvlink") for n in batched], **quiet))
     second = ansible_run("dsxos.cluster.remediate", extra_vars=run_vars(emu, tmp_path, [alert(n, "fp-" + n, "nvlink") for n in looped],
-                                                                         sentinel_batch_quarantine=False, **quiet))
+                                                                        sentinel_batch_quarantine=False, **quiet))
 
     assert batch_of(first)["result"]["quarantined"] == batched
     assert batch_of(second)["status"] == "skipped"

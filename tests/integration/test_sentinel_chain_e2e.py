@@ -383,7 +383,7 @@ def test_alert_to_returned_node_second_alert_starts_nothing_new(chain):
     first = am_alert(node, "fallen-off-bus", rfc3339(time.time() - 5), code="79")
     chain.post([first])
 
-    wait_until(lambda: (chain.dir / ("remediation-%s-1.json" % node)).exists(), RUN_WAIT_S, "the remediation of " + node)
+    wait_until((chain.dir / ("remediation-%s-1.json" % node)).exists, RUN_WAIT_S, "the remediation of " + node)
     incident = chain.annotation(node, INCIDENT)
     assert incident["state"] == "remediating" and incident["attempts"] == 1
     spec = chain.node(node)["spec"]
@@ -440,7 +440,7 @@ def test_sigkill_midway_then_redelivery_resumes_and_converges(chain):
     started_before = chain.started()
     first = am_alert(node, "fallen-off-bus", rfc3339(time.time() - 5), code="79")
     chain.post([first])
-    wait_until(lambda: (chain.dir / ("remediation-%s-1.json" % node)).exists(), RUN_WAIT_S, "the remediation of " + node)
+    wait_until((chain.dir / ("remediation-%s-1.json" % node)).exists, RUN_WAIT_S, "the remediation of " + node)
     time.sleep(1.0)  # let the stub reach its wait
 
     killed = chain.kill_playbook()
@@ -482,8 +482,8 @@ def test_resolved_alerts_release_only_their_own_breaker_trips_and_never_blocks_a
     emu = chain.emu
     nodes = emu.add_nodes(4, "h100-eks", name_prefix="rel-")
     foreign = nodes[1]
-    pre = call_entry(NODE_QUARANTINE, chain.module_params(NODE_QUARANTINE, nodes=[foreign], action="cordon", reason="RMA 4711 (ops)",
-                                                            actor="ops-alice"))
+    params = chain.module_params(NODE_QUARANTINE, nodes=[foreign], action="cordon", reason="RMA 4711 (ops)", actor="ops-alice")
+    pre = call_entry(NODE_QUARANTINE, params)
     assert "failed" not in pre and pre["changed"], pre
     starts = rfc3339(time.time() - 5)
     firing = {n: am_alert(n, "certification", starts, gpu="0") for n in nodes}

@@ -202,7 +202,7 @@ def test_status_subresource_splits_spec_and_status(k8s_emulator, k8s_client):  #
     updated = core.patch_node("gpu-0", {"status": {"capacity": {"nvidia.com/gpu": "4"}}, "metadata": {"labels": {"a": "b"}}})
     assert updated.status.capacity["nvidia.com/gpu"] == "8" and updated.metadata.labels["a"] == "b"
     updated = core.patch_node_status("gpu-0", {"status": {"capacity": {"nvidia.com/gpu": "4"}}, "metadata": {"labels": {"c": "d"}},
-                                                "spec": {"unschedulable": True}})
+                                               "spec": {"unschedulable": True}})
     # as kube-apiserver's node status strategy (checked by tests/integration/test_emulator_vs_real.py): the spec is kept,
     # labels and annotations pass through
     assert updated.status.capacity["nvidia.com/gpu"] == "4" and updated.metadata.labels["c"] == "d" and not updated.spec.unschedulable
