@@ -10,8 +10,8 @@ node, so all of them may run at the same time (``max_parallel`` caps it).
 
   - a single-node test is a plain Job whose pod has ``nodeSelector: kubernetes.io/hostname``;
   - a multi-node test is an **Indexed** Job with ``completions = parallelism = len(nodes)``, a
-    required node affinity on ``metadata.name In <nodes>`` (``matchFields``: node names, not the
-    hostname label, which may differ on some clouds), a required pod anti-affinity on
+    required node affinity with one ``matchFields metadata.name In [<node>]`` term per node (node names, not the
+    hostname label, which may differ on some clouds; a field term takes exactly one value), a required pod anti-affinity on
     ``kubernetes.io/hostname`` between its own pods, and (by default) all GPUs of a node requested by
     each pod; together these put exactly one pod on each chosen node.  Per-pod pinning by index is
     impossible with one pod template, and the scheduler need not honour an index order, so the pod
@@ -21,7 +21,9 @@ node, so all of them may run at the same time (``max_parallel`` caps it).
     ``activeDeadlineSeconds`` and ``ttlSecondsAfterFinished``;
   - completion is awaited with a watch on the run's Jobs (re-listed every ``poll_s`` and after a
     410 Gone); a Job still running at ``timeout_s`` is deleted with propagation ``Background`` and
-    reported ``timed_out``, with the scheduling state of its pods as the explanation;
+    reported ``timed_out``, with the scheduling state of its pods as the explanation. Its
+    ``activeDeadlineSeconds`` is the same ``timeout_s``, so the Job controller may end it first (condition
+    Failed, reason ``DeadlineExceeded``): that is the same timeout and is reported the same way;
   - the output is the launcher pod's log (``pods/log``); failed worker pods add their exit code and
     log tail to ``stderr``.
 
@@ -234,7 +236,8 @@ def build_job(opts: KubeRunnerOptions, test_id: str, nodes: Sequence[str], colle
     else:
         pod_spec["affinity"] = {
             "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-                {"matchFields": [{"key": "metadata.name", "operator": "In", "values": list(nodes)}]}]}},
+                # one term per node (terms are ORed): the API server accepts exactly one value for a metadata.name field
+                {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node]}]} for node in nodes]}},
             "podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
                 {"labelSelector": {"matchLabels": {LABEL_JOB: name}}, "topologyKey": HOSTNAME_LABEL}]}}
         spec.update(completions=len(nodes), parallelism=len(nodes), completionMode="Indexed")
@@ -250,6 +253,12 @@ def _job_finished(job: Mapping[str, Any]) -> Optional[str]:
         if cond.get("type") in ("Complete", "Failed") and str(cond.get("status")) == "True":
             return str(cond["type"])
     return None
+
+
+def _deadline_exceeded(job: Mapping[str, Any]) -> bool:
+    """Whether the Job controller failed the Job at its ``activeDeadlineSeconds`` (the runner's ``timeout_s``)."""
+    return any(cond.get("type") == "Failed" and str(cond.get("status")) == "True" and cond.get("reason") == "DeadlineExceeded"
+               for cond in ((job.get("status") or {}).get("conditions") or []))
 
 
 def _exit_code(pod: Mapping[str, Any]) -> Optional[int]:
@@ -399,7 +408,7 @@ class KubernetesRunner:
             for job in items:
                 name = (job.get("metadata") or {}).get("name")
                 if name in active and _job_finished(job):
-                    done[name] = (job, False)
+                    done[name] = (job, _deadline_exceeded(job))
             if done:
                 return done
             deadline = min(act.started + self.opts.timeout_s for act in active.values())
@@ -411,7 +420,7 @@ class KubernetesRunner:
                     obj = event.get("raw_object") or {}
                     name = (obj.get("metadata") or {}).get("name")
                     if name in active and _job_finished(obj):
-                        done[name] = (obj, False)
+                        done[name] = (obj, _deadline_exceeded(obj))
                         break
                     if self.clock() >= deadline:
                         break
