@@ -68,7 +68,8 @@ def test_job_layout_pins_single_and_multi_node_tests():
     assert spec["backoffLimit"] == 0 and spec["activeDeadlineSeconds"] == 60
     pod = spec["template"]["spec"]
     terms = pod["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
-    assert terms == [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n1", "n2", "n3"]}]}]
+    # one term per node: Kubernetes accepts exactly one value in a metadata.name field term (terms are ORed)
+    assert terms == [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": [n]}]} for n in ("n1", "n2", "n3")]
     anti = pod["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][0]
     assert anti["topologyKey"] == "kubernetes.io/hostname" and anti["labelSelector"]["matchLabels"] == {LABEL_JOB: multi["metadata"]["name"]}
     assert pod["hostNetwork"] is True and pod["containers"][0]["resources"]["limits"] == {"nvidia.com/gpu": "8"}
