@@ -14,6 +14,11 @@ install under its own temporary directory. The network-namespace fabric tests bu
 in the root namespace and slow its links with tc, so :func:`pytest_collection_modifyitems` puts every test that
 uses the fabric (or lives in a fabric test file) into ONE xdist group: they run one after another on one worker,
 sharing one fabric, never beside another fabric.
+
+Kubernetes-facing tests use ``k8s_cluster`` / ``k8s_cluster_factory`` (tests/harness/cluster_backend_fixture.py, imported
+here with its hooks): each such test is generated once per backend, ``[emulator]`` and ``[real]`` (the real control
+plane, one per session), except tests marked ``@pytest.mark.emulator_only("<capability>")``, whose capabilities are
+declared in tests/harness/cluster_backend.py ``EMULATOR_ONLY``.
 """
 from __future__ import annotations
 
@@ -27,6 +32,9 @@ import pytest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from playbook_runner import PlaybookResult, build_and_install, run_playbook  # noqa: E402  pylint: disable=wrong-import-position
+from ansible_collections.dsxos.cluster.tests.harness import cluster_backend_fixture  # noqa: E402  pylint: disable=wrong-import-position
+from ansible_collections.dsxos.cluster.tests.harness.cluster_backend_fixture import (  # noqa: E402,F401  pylint: disable=wrong-import-position,unused-import
+    k8s_backend, k8s_cluster, k8s_cluster_factory, real_cluster)
 
 
 #: Fixtures that build or use the network-namespace fabric (tests/harness/netns_fabric_fixture.py), and the
@@ -46,6 +54,12 @@ def uses_fabric(item: pytest.Item) -> bool:
 def pytest_configure(config: pytest.Config) -> None:
     """Register the mark also when xdist is off (``-p no:xdist``), so serial runs do not warn about it."""
     config.addinivalue_line("markers", "xdist_group(name): tests that must run one after another on one xdist worker")
+    cluster_backend_fixture.configure(config)
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Generate Kubernetes-facing tests once per backend (emulator, real), emulator-only ones once."""
+    cluster_backend_fixture.generate_tests(metafunc)
 
 
 @pytest.hookimpl(tryfirst=True)

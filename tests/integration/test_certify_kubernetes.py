@@ -1,10 +1,14 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, dsxos.cluster contributors
 # Apache License 2.0 (see LICENSE)
-"""Certify on Kubernetes: the Job runner, node certification labels and the certify role, against the emulator.
+"""Certify on Kubernetes: the Job runner, node certification labels and the certify role, against both Kubernetes
+backends (``k8s_cluster``: the emulator and the real control plane, whose real Job controller and scheduler run the
+Jobs on simulated nodes).
 
-Job pods take their log text from the fabric simulator through the emulator's Job behaviour hook: the pod of
-completion index 0 prints the nccl-tests output of the Job's nodes (annotation ``dsxos.io/certify-nodes``).
+Job pods take their log text from the fabric simulator through the backend's Job behaviour hook: the pod of
+completion index 0 prints the nccl-tests output of the Job's nodes (annotation ``dsxos.io/certify-nodes``). Kubernetes
+1.20 has no Indexed Jobs (the field is dropped): there every pod of a multi-node Job has no index, counts as index 0 and
+prints the output; the runner reads the log of one of them.
 """
 from __future__ import annotations
 
@@ -25,8 +29,6 @@ from ansible_collections.dsxos.cluster.plugins.module_utils.certify.node_certifi
     ANNOTATION_REASON, LABEL_CERTIFIED_AT, LABEL_VALID_UNTIL, LABEL_VERDICT, aggregate_certification, certification_summary,
     normalize_result, validate_input)
 from ansible_collections.dsxos.cluster.tests.harness.fabric_sim import FabricSimulator
-from ansible_collections.dsxos.cluster.tests.harness.k8s_emulator.pytest_fixture import (  # noqa: F401  pylint: disable=unused-import
-    k8s_emulator, k8s_emulator_factory)
 
 NAMESPACE = "dsxos-certify"
 
@@ -82,8 +84,8 @@ def test_job_layout_pins_single_and_multi_node_tests():
         kube_options_from_params({"image": "x", "colour": 1})
 
 
-def test_kubernetes_runner_finds_the_slow_node_with_jobs_pinned_to_their_nodes(k8s_emulator):  # pylint: disable=redefined-outer-name
-    emu = k8s_emulator
+def test_kubernetes_runner_finds_the_slow_node_with_jobs_pinned_to_their_nodes(k8s_cluster):
+    emu = k8s_cluster
     names, placements = fabric_cluster(emu, degraded_nodes={"gpu-3": 0.5}, seed=4)
     client = client_from_params({"kubeconfig": emu.kubeconfig_path})
     runner = KubernetesRunner(client, kube_options_from_params({"image": "nccl:2.13", "poll_s": 1}, timeout_s=30))
@@ -103,8 +105,8 @@ def test_kubernetes_runner_finds_the_slow_node_with_jobs_pinned_to_their_nodes(k
     assert client.stats.get("watch jobs", 0) >= 1 and client.stats["get pods/log"] == len(runner.jobs_created)
 
 
-def test_hanging_job_is_deleted_at_the_timeout_and_reported(k8s_emulator):  # pylint: disable=redefined-outer-name
-    emu = k8s_emulator
+def _hanging_job(emu):
+    """gpu-2's Jobs never finish; returns the runner and the certification data."""
     names, _placements = fabric_cluster(emu, count=4, hang={"gpu-2"}, seed=1)
     client = client_from_params({"kubeconfig": emu.kubeconfig_path})
     runner = KubernetesRunner(client, kube_options_from_params({"image": "nccl:2.13", "poll_s": 0.5}, timeout_s=2))
@@ -114,12 +116,28 @@ def test_hanging_job_is_deleted_at_the_timeout_and_reported(k8s_emulator):  # py
     assert hung["timed_out"] and not hung["passed"]
     assert any("timed out after" in r for r in hung["reasons"])
     assert hung["id"] in " ".join(data["nodes"]["gpu-2"]["reason"].split())
+    return runner, data
+
+
+def test_hanging_job_is_deleted_at_the_timeout_and_reported(k8s_cluster):
+    emu = k8s_cluster
+    runner, _data = _hanging_job(emu)
+    assert runner.jobs_created and sorted(runner.jobs_created) == sorted(runner.jobs_deleted)
+    assert emu.api.list("batch/v1", "Job", namespace=NAMESPACE) == [], "the hanging Job must be deleted"
+    # the hung pods get the Job pods' 10 s grace period (real seconds on the real control plane)
+    emu.wait_for(lambda: not emu.api.list("v1", "Pod", namespace=NAMESPACE), timeout=60, what="pods of deleted jobs gone")
+
+
+@pytest.mark.emulator_only("api_calls")
+def test_hanging_job_delete_request(k8s_cluster):
+    emu = k8s_cluster
+    _hanging_job(emu)
     assert emu.api_calls(verb="delete", resource="jobs") >= 1, "the hanging Job must be deleted"
     emu.wait_for(lambda: not emu.api.list("v1", "Pod", namespace=NAMESPACE), timeout=10, what="pods of deleted jobs gone")
 
 
-def test_module_entry_point_lists_nodes_and_refuses_bad_input(k8s_emulator):  # pylint: disable=redefined-outer-name
-    emu = k8s_emulator
+def test_module_entry_point_lists_nodes_and_refuses_bad_input(k8s_cluster):
+    emu = k8s_cluster
     names, _placements = fabric_cluster(emu, count=4, seed=2)
     emu.cordon(names[3])
     params = {"runner": "kubernetes", "kubeconfig": emu.kubeconfig_path, "node_selector": "nvidia.com/gpu.present=true",
@@ -139,8 +157,8 @@ def test_module_entry_point_lists_nodes_and_refuses_bad_input(k8s_emulator):  # 
     assert bad_api["failed"] and "cannot reach" in bad_api["msg"]
 
 
-def test_node_certification_labels_are_idempotent_and_never_cordon(k8s_emulator):  # pylint: disable=redefined-outer-name
-    emu = k8s_emulator
+def test_node_certification_labels_are_idempotent_and_never_cordon(k8s_cluster):
+    emu = k8s_cluster
     names = emu.add_nodes(3, "h100-eks", name_prefix="gpu-", start_index=1)
     params = {"kubeconfig": emu.kubeconfig_path, "nodes": names, "categories": ["gpu-health"], "label": True,
               "results": {"gpu-health": {names[0]: {"verdict": "ok", "reasons": []},
@@ -216,8 +234,8 @@ def _role_vars(emu, tmp_path, **extra):
     return values
 
 
-def test_role_certifies_kubernetes_nodes_labels_them_and_writes_the_report(k8s_emulator, ansible_run, tmp_path):  # pylint: disable=redefined-outer-name
-    emu = k8s_emulator
+def test_role_certifies_kubernetes_nodes_labels_them_and_writes_the_report(k8s_cluster, ansible_run, tmp_path):
+    emu = k8s_cluster
     names, _placements = fabric_cluster(emu, degraded_nodes={"gpu-6": 0.5}, seed=9)
     result = ansible_run("dsxos.cluster.certify", extra_vars=_role_vars(emu, tmp_path))
     for name in names:
@@ -239,14 +257,27 @@ def test_role_certifies_kubernetes_nodes_labels_them_and_writes_the_report(k8s_e
     assert summary["report"]["json"].endswith("certify-report.json")
 
 
-@pytest.mark.parametrize("extra, message", [
+BAD_REQUESTS = [
     ({"certify_categories": ["nccl-all-reduce", "nccl-bogus"]}, "nccl-bogus"),
     ({"certify_thresholds": {"relative": {"fraction": 2}}}, "field relative.fraction"),
     ({"certify_node_selector": "pool=nothing-here"}, "empty target"),
     ({"certify_kubernetes": {}}, "kubernetes.image"),
-])
-def test_role_refuses_bad_requests_before_running_anything(k8s_emulator, ansible_run, tmp_path, extra, message):  # pylint: disable=redefined-outer-name
-    emu = k8s_emulator
+]
+
+
+@pytest.mark.parametrize("extra, message", BAD_REQUESTS)
+def test_role_refuses_bad_requests_before_running_anything(k8s_cluster, ansible_run, tmp_path, extra, message):
+    emu = k8s_cluster
+    fabric_cluster(emu, count=2, seed=3)
+    result = ansible_run("dsxos.cluster.certify", extra_vars=_role_vars(emu, tmp_path, **extra), expect_rc=2)
+    assert message in result.stdout, result.describe()
+    assert emu.api.list("batch/v1", "Job", namespace=NAMESPACE) == []
+
+
+@pytest.mark.emulator_only("api_calls")
+@pytest.mark.parametrize("extra, message", BAD_REQUESTS)
+def test_role_refuses_bad_requests_without_a_job_request(k8s_cluster, ansible_run, tmp_path, extra, message):
+    emu = k8s_cluster
     fabric_cluster(emu, count=2, seed=3)
     result = ansible_run("dsxos.cluster.certify", extra_vars=_role_vars(emu, tmp_path, **extra), expect_rc=2)
     assert message in result.stdout, result.describe()

@@ -2,16 +2,11 @@
 # Copyright: (c) 2026, dsxos.cluster contributors
 # Apache License 2.0 (see LICENSE)
 """dsxos.cluster.certify_report through real ansible-playbook runs: files, idempotence, check mode, set_stats,
-bad input, and the ConfigMap against the Kubernetes emulator."""
+bad input, and the ConfigMap against both Kubernetes backends (``k8s_cluster``: the emulator and the real control plane)."""
 from __future__ import annotations
 
 import json
 import xml.etree.ElementTree as ET
-
-from ansible_collections.dsxos.cluster.tests.harness.k8s_emulator.pytest_fixture import (  # noqa: F401  pylint: disable=unused-import
-    k8s_emulator, k8s_emulator_factory)
-
-# pylint: disable=redefined-outer-name
 
 NODES = ["host-%d" % i for i in range(1, 9)]
 SLOW = "host-5"
@@ -112,16 +107,16 @@ def test_bad_input_fails_naming_the_field(ansible_run, tmp_path):
     assert "field basename" in run.task("Write report")["msg"]
 
 
-def test_configmap_created_then_unchanged_and_compressed(ansible_run, k8s_emulator):
-    k8s_emulator.add_namespace("dsxos-system")
-    extra = {"results": results(), "kubeconfig": k8s_emulator.kubeconfig_path}
+def test_configmap_created_then_unchanged_and_compressed(ansible_run, k8s_cluster):
+    k8s_cluster.add_namespace("dsxos-system")
+    extra = {"results": results(), "kubeconfig": k8s_cluster.kubeconfig_path}
     first = ansible_run(CM_PLAY, extra_vars=extra).task("Store report")
     assert first["changed"] and first["result"]["configmap"]["action"] == "created"
-    obj = k8s_emulator.api.find("v1", "ConfigMap", "certify-report-latest", "dsxos-system")
+    obj = k8s_cluster.api.find("v1", "ConfigMap", "certify-report-latest", "dsxos-system")
     assert json.loads(obj["data"]["certify-report.json"])["result"] == "FAILED"
     again = ansible_run(CM_PLAY, extra_vars=extra).task("Store report")
     assert again["changed"] is False and again["result"]["configmap"]["action"] == "unchanged"
     packed = ansible_run(CM_PLAY, extra_vars=dict(extra, compress_above=64)).task("Store report")
     assert packed["changed"] and packed["result"]["configmap"]["compressed"] is True
-    obj = k8s_emulator.api.find("v1", "ConfigMap", "certify-report-latest", "dsxos-system")
+    obj = k8s_cluster.api.find("v1", "ConfigMap", "certify-report-latest", "dsxos-system")
     assert sorted(obj["binaryData"]) == ["certify-report.json.gz", "certify-report.md.gz"]

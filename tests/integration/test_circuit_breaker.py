@@ -1,13 +1,11 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, dsxos.cluster contributors
 # Apache License 2.0 (see LICENSE)
-"""dsxos.cluster.circuit_breaker and node_quarantine's breaker option through real ansible-playbook runs against the emulator."""
+"""dsxos.cluster.circuit_breaker and node_quarantine's breaker option through real ansible-playbook runs against both
+Kubernetes backends (``k8s_cluster``: the emulator and the real control plane)."""
 from __future__ import annotations
 
 import json
-
-from ansible_collections.dsxos.cluster.tests.harness.k8s_emulator.pytest_fixture import (  # noqa: F401  pylint: disable=unused-import
-    k8s_emulator, k8s_emulator_factory)
 
 PLAYBOOK = """
 - hosts: localhost
@@ -34,8 +32,8 @@ PLAYBOOK = """
 """
 
 
-def test_breaker_refuses_beyond_the_limit_and_reset_does_not_replay(k8s_emulator, ansible_run):  # pylint: disable=redefined-outer-name
-    emu = k8s_emulator
+def test_breaker_refuses_beyond_the_limit_and_reset_does_not_replay(k8s_cluster, ansible_run):
+    emu = k8s_cluster
     names = emu.add_nodes(10, "h100-eks", name_prefix="gpu-")
     emu.add_nodes(2, "cpu", name_prefix="cpu-")
     emu.add_namespace("dsxos-system")

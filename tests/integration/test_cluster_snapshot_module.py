@@ -1,15 +1,13 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, dsxos.cluster contributors
 # Apache License 2.0 (see LICENSE)
-"""dsxos.cluster.cluster_snapshot through real ansible-playbook runs against the Kubernetes emulator."""
+"""dsxos.cluster.cluster_snapshot through real ansible-playbook runs against both Kubernetes backends (``k8s_cluster``);
+injected 5xx answers and request counts only on the emulator."""
 from __future__ import annotations
 
 import socket
 
-from ansible_collections.dsxos.cluster.tests.harness.k8s_emulator.pytest_fixture import (  # noqa: F401  pylint: disable=unused-import
-    k8s_emulator, k8s_emulator_factory)
-
-# pylint: disable=redefined-outer-name
+import pytest
 
 PLAY = """
 - name: Snapshot
@@ -29,46 +27,59 @@ PLAY = """
     - name: Check constraints with it
       dsxos.cluster.constraint_check:
         constraints:
-          - {name: K8s.server.version, value: ">= 1.30"}
+          - {name: K8s.server.version, value: ">= {{ min_server | default('1.30') }}"}
           - {name: GPU.smi.driver, value: ">= 570"}
         snapshot: "{{ cluster.snapshot }}"
         fail_on_violation: true
 """
 
 
-def test_snapshot_feeds_constraint_check(ansible_run, k8s_emulator):
-    k8s_emulator.add_nodes(2, "h100-eks")
-    k8s_emulator.add_nodes(1, "cpu")
-    result = ansible_run(PLAY, extra_vars={"kubeconfig": k8s_emulator.kubeconfig_path})
+def _min_server(cluster):
+    """One minor below the server's version: ``1.30`` on the emulator (v1.31.4-eks), ``1.19`` on the real 1.20."""
+    major, minor = cluster.server_version.lstrip("v").split(".")[:2]
+    return "%s.%d" % (major, int(minor) - 1)
+
+
+def test_snapshot_feeds_constraint_check(ansible_run, k8s_cluster):
+    k8s_cluster.add_nodes(2, "h100-eks")
+    k8s_cluster.add_nodes(1, "cpu")
+    extra = {"kubeconfig": k8s_cluster.kubeconfig_path, "min_server": _min_server(k8s_cluster)}
+    result = ansible_run(PLAY, extra_vars=extra)
     record = result.task("Measure")
     assert record["status"] == "ok" and record["changed"] is False
     ret = record["result"]
     assert ret["criteria"]["accelerator"] == "h100" and ret["criteria"]["service"] == "eks"
     assert ret["summary"]["gpus"] == 16 and ret["snapshot"]["measurements"]["GPU.smi.driver"] == "570.124.06"
+    assert ret["server_version"] == k8s_cluster.server_version
     assert result.task("Check constraints with it")["status"] == "ok"
     # check mode gives the same read-only answer
-    checked = ansible_run(PLAY, extra_vars={"kubeconfig": k8s_emulator.kubeconfig_path}, check=True)
+    checked = ansible_run(PLAY, extra_vars=extra, check=True)
     assert checked.task("Measure")["result"]["summary"] == ret["summary"]
 
 
-def test_rbac_refusal_is_a_clear_failure(ansible_run, k8s_emulator):
-    k8s_emulator.access.deny(verbs=["list"], resources=["nodes"])
-    result = ansible_run(PLAY, extra_vars={"kubeconfig": k8s_emulator.kubeconfig_path}, expect_rc=2)
+def test_rbac_refusal_is_a_clear_failure(ansible_run, k8s_cluster):
+    # the emulator's admin user is "kubernetes-admin"; here an identity of that name is refused listing nodes
+    admin = k8s_cluster.identity("kubernetes-admin", deny=[(["list"], ["nodes"])])
+    result = ansible_run(PLAY, extra_vars={"kubeconfig": admin.kubeconfig_path}, expect_rc=2)
     record = result.task("Measure")
     assert record["status"] == "failed"
-    assert "RBAC refused list nodes" in record["msg"] and "kubernetes-admin" in record["msg"]
+    assert "RBAC refused list nodes" in record["msg"] and "kubernetes-admin" in record["msg"] and admin.user in record["msg"]
     assert record["result"]["error"]["error"] == "K8sForbidden"
 
 
-def test_exhausted_retries_and_unreachable(ansible_run, k8s_emulator, tmp_path):
-    k8s_emulator.faults.set("/api/v1/nodes", error_rate=1.0, error_code=503)
-    result = ansible_run(PLAY, extra_vars={"kubeconfig": k8s_emulator.kubeconfig_path, "retries": 2}, expect_rc=2)
+@pytest.mark.emulator_only("faults")
+def test_exhausted_retries(ansible_run, k8s_cluster):
+    k8s_cluster.faults.set("/api/v1/nodes", error_rate=1.0, error_code=503)
+    result = ansible_run(PLAY, extra_vars={"kubeconfig": k8s_cluster.kubeconfig_path, "retries": 2}, expect_rc=2)
     msg = result.task("Measure")["msg"]
     assert "list nodes" in msg and "3 attempt(s)" in msg and "503" in msg
+
+
+def test_unreachable(ansible_run, k8s_cluster, tmp_path):
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    dead = k8s_emulator.kubeconfig()
+    dead = k8s_cluster.kubeconfig()
     dead["clusters"][0]["cluster"]["server"] = f"http://127.0.0.1:{port}"
     path = tmp_path / "dead-kubeconfig"
     import yaml  # pylint: disable=import-outside-toplevel
@@ -78,7 +89,13 @@ def test_exhausted_retries_and_unreachable(ansible_run, k8s_emulator, tmp_path):
     assert f"http://127.0.0.1:{port}" in msg and "cannot reach" in msg
 
 
-def test_bad_selector_fails_before_any_call(ansible_run, k8s_emulator):
-    result = ansible_run(PLAY, extra_vars={"kubeconfig": k8s_emulator.kubeconfig_path, "selector": "a=$(id)"}, expect_rc=2)
+def test_bad_selector_fails_before_any_call(ansible_run, k8s_cluster):
+    result = ansible_run(PLAY, extra_vars={"kubeconfig": k8s_cluster.kubeconfig_path, "selector": "a=$(id)"}, expect_rc=2)
     assert "label_selector" in result.task("Measure")["msg"]
-    assert k8s_emulator.api_calls("list", "nodes") == 0
+
+
+@pytest.mark.emulator_only("api_calls")
+def test_bad_selector_lists_no_node(ansible_run, k8s_cluster):
+    result = ansible_run(PLAY, extra_vars={"kubeconfig": k8s_cluster.kubeconfig_path, "selector": "a=$(id)"}, expect_rc=2)
+    assert "label_selector" in result.task("Measure")["msg"]
+    assert k8s_cluster.api_calls("list", "nodes") == 0

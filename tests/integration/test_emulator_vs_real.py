@@ -25,7 +25,6 @@ from datetime import datetime, timezone
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from ansible_collections.dsxos.cluster.tests.harness.k8s_emulator.pytest_fixture import k8s_emulator_factory  # noqa: F401  pylint: disable=unused-import
-from ansible_collections.dsxos.cluster.tests.harness.kube_control_plane.pytest_fixture import real_cluster  # noqa: F401  pylint: disable=unused-import
 from ansible_collections.dsxos.cluster.tests.harness.kube_control_plane import rawapi
 
 NS = "evr"

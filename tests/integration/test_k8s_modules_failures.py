@@ -4,8 +4,9 @@
 """Every Kubernetes-facing module fails with a clear message on the failures operators meet.
 
 One playbook per failure mode, with every module as a task (``ignore_errors``), run through real
-ansible-playbook against the emulator: RBAC refusal, API unreachable, exhausted retries, invalid node name,
-unknown node. Each task must fail (never crash with a traceback) and its message must name the problem.
+ansible-playbook against both Kubernetes backends (``k8s_cluster``: the emulator and the real control plane): RBAC
+refusal, API unreachable, exhausted retries (injected 503s: emulator only), invalid node name, unknown node. Each task
+must fail (never crash with a traceback) and its message must name the problem.
 
 Timings are short and explicit (the ``k8s_auth`` options ``retries``, ``retry_backoff_s``, ``request_timeout_s``),
 never the defaults (8 retries with a backoff growing to 5 s): a failure case costs one module start per module, not
@@ -18,8 +19,6 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.dsxos.cluster.tests.harness.k8s_emulator.pytest_fixture import (  # noqa: F401  pylint: disable=unused-import
-    k8s_emulator, k8s_emulator_factory)
 from playbook_runner import run_playbook
 
 NODE_MODULES = ("node_lock", "node_quarantine", "node_drain", "node_certification")
@@ -133,15 +132,15 @@ def _assert_failed(records, modules, *needles):
 
 
 @pytest.fixture
-def cluster(k8s_emulator):  # pylint: disable=redefined-outer-name
-    k8s_emulator.add_nodes(3, "h100-eks")
-    return k8s_emulator
+def cluster(k8s_cluster):
+    k8s_cluster.add_nodes(3, "h100-eks")
+    return k8s_cluster
 
 
 def test_rbac_refusal_names_verb_and_resource(ansible_run, cluster, drift_bundle):  # pylint: disable=redefined-outer-name
-    cluster.access.deny(verbs=["*"], resources=["*"])
+    nobody = cluster.identity("failure-matrix", namespace="ops", deny=[(["*"], ["*"])])
     node = "ip-10-0-0-0.ec2.internal"
-    records = _run(ansible_run, drift_bundle, cluster.kubeconfig_path, node)
+    records = _run(ansible_run, drift_bundle, nobody.kubeconfig_path, node)
     _assert_failed(records, ALL_MODULES, "forbidden", "403")
     for name in ALL_MODULES:
         msg = records[name]["msg"]
@@ -166,6 +165,7 @@ current-context: gone
     _assert_failed(records, ALL_MODULES, f"127.0.0.1:{port}")
 
 
+@pytest.mark.emulator_only("faults")
 def test_exhausted_retries_name_the_attempts(ansible_run, cluster, drift_bundle):  # pylint: disable=redefined-outer-name
     node = "ip-10-0-0-0.ec2.internal"
     cluster.faults.set("/api", error_rate=1.0, error_code=503)
@@ -175,12 +175,24 @@ def test_exhausted_retries_name_the_attempts(ansible_run, cluster, drift_bundle)
     _assert_failed(records, ALL_MODULES, "retr", "attempt", "503")
 
 
-def test_invalid_node_name_is_refused_before_any_call(ansible_run, cluster, drift_bundle):  # pylint: disable=redefined-outer-name
+def _invalid_node_name(ansible_run, cluster, drift_bundle):
     bad = "Bad_Node;rm -rf /"
     records = _run(ansible_run, drift_bundle, cluster.kubeconfig_path, bad)
     _assert_failed(records, ("circuit_breaker",) + NODE_MODULES, "invalid", "rfc 1123", "not a valid")
     for name in ("circuit_breaker",) + NODE_MODULES:
         assert "Bad_Node" in records[name]["msg"], (name, records[name]["msg"])
+    return records
+
+
+def test_invalid_node_name_is_refused_before_any_call(ansible_run, cluster, drift_bundle):  # pylint: disable=redefined-outer-name
+    _invalid_node_name(ansible_run, cluster, drift_bundle)
+    for node in cluster.api.list("v1", "Node"):  # nothing was written to any node
+        assert not node["spec"].get("unschedulable") and not any(k.startswith("dsxos.io/") for k in node["metadata"].get("labels") or {})
+
+
+@pytest.mark.emulator_only("api_calls")
+def test_invalid_node_name_patches_no_node(ansible_run, cluster, drift_bundle):  # pylint: disable=redefined-outer-name
+    _invalid_node_name(ansible_run, cluster, drift_bundle)
     assert cluster.api_calls("patch", "nodes") == 0
 
 

@@ -1,8 +1,9 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, dsxos.cluster contributors
 # Apache License 2.0 (see LICENSE)
-"""dsxos.cluster.node_drain against the Kubernetes emulator: real ansible-playbook runs (PDB that blocks then allows,
-failure reporting, an interrupted run) plus in-process runs of the module_utils for the slower modes."""
+"""dsxos.cluster.node_drain against both Kubernetes backends (the emulator and the real control plane, ``k8s_cluster``):
+real ansible-playbook runs (PDB that blocks then allows, failure reporting, an interrupted run) plus in-process runs of
+the module_utils for the slower modes. The exact request counts the emulator keeps are asserted in emulator-only twins."""
 from __future__ import annotations
 
 import json
@@ -12,13 +13,12 @@ import subprocess
 import threading
 import time
 
+import pytest
 from playbook_runner import _bin, default_inventory, playbook_env  # pylint: disable=import-error
 
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.drain_policy import DrainPolicy
 from ansible_collections.dsxos.cluster.plugins.module_utils.kube.client import KubeClient, auth_from_params
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.node_drain import DrainOptions, drain_nodes
-from ansible_collections.dsxos.cluster.tests.harness.k8s_emulator.pytest_fixture import (  # noqa: F401  pylint: disable=unused-import
-    k8s_emulator, k8s_emulator_factory)
 
 PRIOR = "dsxos.io/quarantine-prior"
 HISTORY = "dsxos.io/quarantine-history"
@@ -40,8 +40,9 @@ def _children(pid):
 
 
 def kill_tree(pid):
-    """SIGKILL ``pid`` and every descendant. ansible-playbook's workers call setsid(), so killing the playbook's process
-    group leaves the worker and its module running: stop the whole tree first (stopped processes spawn nothing), then kill it."""
+    """SIGKILL ``pid`` and every descendant; returns their pids. ansible-playbook's workers call setsid(), so killing the
+    playbook's process group leaves the worker and its module running: stop the whole tree first (stopped processes spawn
+    nothing), then kill it."""
     stopped, todo = [], [pid]
     while todo:
         current = todo.pop()
@@ -56,6 +57,16 @@ def kill_tree(pid):
             os.kill(current, signal.SIGKILL)
         except ProcessLookupError:
             pass
+    return stopped
+
+
+def alive(pid):
+    """Whether ``pid`` exists and is not a zombie."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
 
 
 def running(emu, namespace, selector):
@@ -91,8 +102,8 @@ DRAIN_PLAYBOOK = """
 """
 
 
-def test_drain_waits_for_a_blocking_pdb_without_violating_it(k8s_emulator_factory, ansible_run):  # pylint: disable=redefined-outer-name
-    emu = k8s_emulator_factory(time_scale=0.05)
+def test_drain_waits_for_a_blocking_pdb_without_violating_it(k8s_cluster_factory, ansible_run):
+    emu = k8s_cluster_factory(time_scale=0.05)
     nodes = emu.add_nodes(3, "h100-eks", name_prefix="gpu-")
     emu.add_daemonset("device-plugin", tolerations=[{"operator": "Exists"}])
     target = start_training(emu, nodes, replicas=15)
@@ -146,8 +157,8 @@ FAILURE_PLAYBOOK = """
 """
 
 
-def test_drain_failures_name_the_cause_and_leave_the_node_cordoned(k8s_emulator, ansible_run):  # pylint: disable=redefined-outer-name
-    emu = k8s_emulator
+def test_drain_failures_name_the_cause_and_leave_the_node_cordoned(k8s_cluster, ansible_run):
+    emu = k8s_cluster
     nodes = emu.add_nodes(3, "h100-eks", name_prefix="gpu-")
     emu.seed_pods(1, namespace="scratch", nodes=[nodes[0]])
     emu.add_deployment("solo", replicas=1, node_selector={HOST: nodes[1]})
@@ -174,9 +185,8 @@ def test_drain_failures_name_the_cause_and_leave_the_node_cordoned(k8s_emulator,
         assert json.loads(node["metadata"]["annotations"][HISTORY])[-1]["action"] == "drain-failed"
 
 
-def test_interrupted_drain_rerun_converges(k8s_emulator_factory, ansible_run, installed_collection, tmp_path):  # pylint: disable=redefined-outer-name
-    # replacements take 5 emulated seconds (1 s real) to become Ready, so the budget holds the drain back pod by pod
-    emu = k8s_emulator_factory(time_scale=0.2, kubelet_start_delay_s=5.0)
+def _interrupted_drain_setup(emu, installed_collection, tmp_path):
+    """Training on 3 nodes, the drain playbook of the busiest one, its environment; pod starts held from now on."""
     nodes = emu.add_nodes(3, "h100-eks", name_prefix="gpu-")
     target = start_training(emu, nodes, replicas=15, grace_s=10)
     on_target = {p["metadata"]["name"] for p in emu.api.pods("ml", node=target, label_selector="app=train")}
@@ -195,32 +205,39 @@ def test_interrupted_drain_rerun_converges(k8s_emulator_factory, ansible_run, in
 
     # Hold the drain at a known point: no replacement becomes Ready while the first run is alive, so the budget
     # (maxUnavailable 1) lets exactly ONE eviction through and refuses every other one, however slow the machine is.
-    emu.controllers.kubelet_start_delay_s = 1e9
+    emu.set_kubelet_start_delay(1e9)
 
     def removed():
         pods = {p["metadata"]["name"]: p for p in emu.api.pods("ml", node=target, label_selector="app=train")}
         return {n for n in on_target if n not in pods or pods[n]["metadata"].get("deletionTimestamp")}
 
-    proc = subprocess.Popen([_bin("ansible-playbook"), "-i", "inventory.ini", "playbook.yml"], cwd=workdir, env=env,  # pylint: disable=consider-using-with
-                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    def start():
+        return subprocess.Popen([_bin("ansible-playbook"), "-i", "inventory.ini", "playbook.yml"], cwd=workdir, env=env,  # pylint: disable=consider-using-with
+                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    return target, on_target, playbook, removed, start
+
+
+def test_interrupted_drain_rerun_converges(k8s_cluster_factory, ansible_run, installed_collection, tmp_path):
+    # replacements take 5 emulated seconds (1 s real) to become Ready, so the budget holds the drain back pod by pod
+    emu = k8s_cluster_factory(time_scale=0.2, kubelet_start_delay_s=5.0)
+    target, on_target, playbook, removed, start = _interrupted_drain_setup(emu, installed_collection, tmp_path)
+    proc = start()
     try:
-        evictions_before = emu.api_calls("create", "pods/eviction")
-        # the known point: one pod evicted and the next eviction already refused by the budget
-        emu.wait_for(lambda: removed() and emu.api_calls("create", "pods/eviction") >= evictions_before + 2, 120,
-                     what="the first eviction and a refused one")
+        # the known point: one pod evicted; the budget refuses the others (retried every 0.1 to 0.2 s) while starts are held
+        emu.wait_for(removed, 120, what="the first eviction")
+        time.sleep(0.5)
     finally:
-        kill_tree(proc.pid)
+        killed = kill_tree(proc.pid)
         proc.wait(timeout=30)
-    evictions = emu.api_calls("create", "pods/eviction")
-    time.sleep(0.5)  # > 2 x pdb_retry_max_s: a surviving first run would have retried by now
-    assert emu.api_calls("create", "pods/eviction") == evictions, "the first run must really be dead"
+    # SIGKILL takes effect asynchronously: give the killed processes a moment to exit
+    emu.wait_for(lambda: not [pid for pid in killed if alive(pid)], 10, 0.05, what="the first run really dead (every process of its tree)")
     first_run_removed = removed()
     assert len(first_run_removed) == 1, f"the budget must have let exactly one eviction through, got {sorted(first_run_removed)}"
     assert emu.api.get("v1", "Node", target)["spec"]["unschedulable"] is True
     assert not emu.pdb_violated("train", "ml")
 
     # release the hold: replacements start again (the one created during the hold is replaced by a fresh pod)
-    emu.controllers.kubelet_start_delay_s = 5.0
+    emu.set_kubelet_start_delay(5.0)
     for pod in emu.api.pods("ml", label_selector="app=train"):
         if pod["status"].get("phase") == "Pending" and not pod["metadata"].get("deletionTimestamp"):
             emu.api.delete("v1", "Pod", pod["metadata"]["name"], "ml", grace_period_seconds=0)
@@ -238,8 +255,31 @@ def test_interrupted_drain_rerun_converges(k8s_emulator_factory, ansible_run, in
     assert json.loads(emu.api.get("v1", "Node", target)["metadata"]["annotations"][PRIOR])["reason"] == "drain: XID 79"
 
 
-def test_allow_completion_and_delete_after_timeout_in_process(k8s_emulator_factory):  # pylint: disable=redefined-outer-name
-    emu = k8s_emulator_factory(time_scale=0.05)
+@pytest.mark.emulator_only("api_calls")
+def test_interrupted_drain_sends_nothing_after_the_kill(k8s_cluster_factory, installed_collection, tmp_path):
+    """The emulator's request counts: the first run reached a refused eviction, and after the kill nothing is sent."""
+    emu = k8s_cluster_factory(time_scale=0.2, kubelet_start_delay_s=5.0)
+    target, _on_target, _playbook, removed, start = _interrupted_drain_setup(emu, installed_collection, tmp_path)
+    proc = start()
+    try:
+        evictions_before = emu.api_calls("create", "pods/eviction")
+        # the known point: one pod evicted and the next eviction already refused by the budget
+        emu.wait_for(lambda: removed() and emu.api_calls("create", "pods/eviction") >= evictions_before + 2, 120,
+                     what="the first eviction and a refused one")
+    finally:
+        kill_tree(proc.pid)
+        proc.wait(timeout=30)
+    evictions = emu.api_calls("create", "pods/eviction")
+    time.sleep(0.5)  # > 2 x pdb_retry_max_s: a surviving first run would have retried by now
+    assert emu.api_calls("create", "pods/eviction") == evictions, "the first run must really be dead"
+    assert len(removed()) == 1
+    assert emu.api.get("v1", "Node", target)["spec"]["unschedulable"] is True
+    assert not emu.pdb_violated("train", "ml")
+
+
+def _completion_and_forced_drain(emu, after_completion=lambda: None):
+    """allow_completion waits for a running Job (``after_completion()`` runs once it drained), delete_after_timeout
+    deletes what a budget protects; returns the drain client's request counts after the first drain and at the end."""
     # the fine-tuning job runs until the test completes it (no race with the wall clock of a loaded machine)
     emu.job_behaviour = lambda job, pod: (1e9, 0, "")
     nodes = emu.add_nodes(2, "h100-eks", name_prefix="gpu-")
@@ -253,10 +293,9 @@ def test_allow_completion_and_delete_after_timeout_in_process(k8s_emulator_facto
         reports = []
         worker = threading.Thread(target=lambda: reports.append(drain_nodes(client, [nodes[0]], DrainOptions(
             reason="maintenance", mode="allow_completion", timeout_s=20))))
-        lists_before = emu.api_calls("list", "pods")
         worker.start()
         try:
-            emu.wait_for(lambda: emu.api_calls("list", "pods") > lists_before, 20, what="the drain listing the node's pods")
+            emu.wait_for(lambda: client.stats.get("list pods", 0) > 0, 20, what="the drain listing the node's pods")
             time.sleep(0.3)
             assert worker.is_alive(), "allow_completion must wait for the running job"
             job_pod = running(emu, "ml", None)[0]
@@ -267,7 +306,8 @@ def test_allow_completion_and_delete_after_timeout_in_process(k8s_emulator_facto
         waited = reports[0]
         assert waited.results[0].status == "drained" and time.monotonic() - started >= 0.3
         assert [p.outcome for p in waited.results[0].pods] == ["completed"]
-        assert emu.api_calls("create", "pods/eviction") == 0
+        calls = dict(client.stats)
+        after_completion()
 
         forced = drain_nodes(client, [nodes[1]], DrainOptions(reason="psu", mode="delete_after_timeout", timeout_s=10,
                                                               eviction_timeout_s=0.5, pdb_retry_s=0.1, pdb_retry_max_s=0.2,
@@ -275,7 +315,25 @@ def test_allow_completion_and_delete_after_timeout_in_process(k8s_emulator_facto
         pod = forced.results[0].pods[0]
         assert forced.results[0].status == "drained" and pod.outcome == "deleted" and pod.pdb == "solo"
         assert "blocked by PodDisruptionBudget solo" in pod.reason
-        assert emu.api_calls("delete", "pods") == 1
 
         dry = drain_nodes(client, [nodes[0]], DrainOptions(reason="again", dry_run=True))
         assert dry.results[0].status == "drained" and not dry.failed
+        return calls, dict(client.stats)
+
+
+def test_allow_completion_and_delete_after_timeout_in_process(k8s_cluster_factory):
+    emu = k8s_cluster_factory(time_scale=0.05)
+    after_completion, after_all = _completion_and_forced_drain(emu)
+    # the drain's own client: no eviction while waiting for completion, one DELETE after the eviction timeout
+    assert after_completion.get("create pods/eviction", 0) == 0
+    assert after_all.get("delete pods", 0) == 1
+
+
+@pytest.mark.emulator_only("api_calls")
+def test_allow_completion_and_delete_after_timeout_requests(k8s_cluster_factory):
+    """What the emulator served: no eviction while waiting for completion, exactly one DELETE of a pod in all."""
+    emu = k8s_cluster_factory(time_scale=0.05)
+    evictions = []
+    _completion_and_forced_drain(emu, after_completion=lambda: evictions.append(emu.api_calls("create", "pods/eviction")))
+    assert evictions == [0]
+    assert emu.api_calls("delete", "pods") == 1

@@ -1,13 +1,10 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, dsxos.cluster contributors
 # Apache License 2.0 (see LICENSE)
-"""dsxos.cluster.node_lock through real ansible-playbook runs against the Kubernetes emulator."""
+"""dsxos.cluster.node_lock through real ansible-playbook runs against both Kubernetes backends (``k8s_cluster``)."""
 from __future__ import annotations
 
-from ansible_collections.dsxos.cluster.tests.harness.k8s_emulator.pytest_fixture import (  # noqa: F401  pylint: disable=unused-import
-    k8s_emulator, k8s_emulator_factory)
-
-# pylint: disable=redefined-outer-name
+import pytest
 
 #: Short explicit timings: no task waits for another holder (wait_timeout_s 0, a short poll), no client retry sleeps.
 TIMINGS = {"duration_s": 600, "wait_timeout_s": 0, "poll_interval_s": 0.05}
@@ -67,20 +64,20 @@ CYCLE = """
 """
 
 
-def _vars(emu, **kw):
+def _vars(emu, kubeconfig=None, **kw):
     if emu.api.find("v1", "Node", "gpu-node-1") is None:
         emu.add_nodes(1, "h100-eks", name_prefix="gpu-node-", start_index=1)
-    out = {"kubeconfig": emu.kubeconfig_path, "node": "gpu-node-1", "holder": "play-a", "state": "acquire", "timings": TIMINGS}
+    out = {"kubeconfig": kubeconfig or emu.kubeconfig_path, "node": "gpu-node-1", "holder": "play-a", "state": "acquire", "timings": TIMINGS}
     out.update(kw)
     return out
 
 
-def test_acquire_release_cycle(ansible_run, k8s_emulator):
-    checked = ansible_run(PLAY, extra_vars=_vars(k8s_emulator), check=True)
+def test_acquire_release_cycle(ansible_run, k8s_cluster):
+    checked = ansible_run(PLAY, extra_vars=_vars(k8s_cluster), check=True)
     assert checked.task("Lock")["changed"] is True and checked.task("Lock")["result"]["action"] == "created"
-    assert k8s_emulator.api.find("coordination.k8s.io/v1", "Lease", "dsxos-node-lock-gpu-node-1", "dsxos-system") is None
+    assert k8s_cluster.api.find("coordination.k8s.io/v1", "Lease", "dsxos-node-lock-gpu-node-1", "dsxos-system") is None
 
-    cycle = ansible_run(CYCLE, extra_vars=_vars(k8s_emulator))
+    cycle = ansible_run(CYCLE, extra_vars=_vars(k8s_cluster))
     first = cycle.task("first")
     assert first["changed"] and first["result"]["held"] and first["result"]["holder"] == "play-a"
     assert first["result"]["action"] == "created", "the check-mode run must have written nothing"
@@ -100,14 +97,23 @@ def test_acquire_release_cycle(ansible_run, k8s_emulator):
     assert taken["changed"] and taken["result"]["holder"] == "play-b"
 
 
-def test_invalid_node_name_never_reaches_the_api(ansible_run, k8s_emulator):
-    result = ansible_run(PLAY, extra_vars=_vars(k8s_emulator, node="gpu-1; reboot"), expect_rc=2)
+def test_invalid_node_name_never_reaches_the_api(ansible_run, k8s_cluster):
+    result = ansible_run(PLAY, extra_vars=_vars(k8s_cluster, node="gpu-1; reboot"), expect_rc=2)
     msg = result.task("Lock")["msg"]
     assert "RFC 1123" in msg and "gpu-1; reboot" in msg
-    assert k8s_emulator.api_calls() == 0
+    assert k8s_cluster.api.list("coordination.k8s.io/v1", "Lease", namespace="dsxos-system") == []
 
 
-def test_rbac_refusal_names_verb_and_resource(ansible_run, k8s_emulator):
-    k8s_emulator.access.deny(verbs=["create"], resources=["leases"])
-    result = ansible_run(PLAY, extra_vars=_vars(k8s_emulator), expect_rc=2)
-    assert "RBAC refused create leases" in result.task("Lock")["msg"]
+@pytest.mark.emulator_only("api_calls")
+def test_invalid_node_name_makes_no_request(ansible_run, k8s_cluster):
+    """The emulator served no request at all (the test adds its node in-process, past the request counter)."""
+    result = ansible_run(PLAY, extra_vars=_vars(k8s_cluster, node="gpu-1; reboot"), expect_rc=2)
+    assert "RFC 1123" in result.task("Lock")["msg"]
+    assert k8s_cluster.api_calls() == 0
+
+
+def test_rbac_refusal_names_verb_and_resource(ansible_run, k8s_cluster):
+    locker = k8s_cluster.identity("node-locker", namespace="ops", deny=[(["create"], ["leases"])])
+    result = ansible_run(PLAY, extra_vars=_vars(k8s_cluster, kubeconfig=locker.kubeconfig_path), expect_rc=2)
+    msg = result.task("Lock")["msg"]
+    assert "RBAC refused create leases" in msg and locker.user in msg

@@ -1,13 +1,13 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, dsxos.cluster contributors
 # Apache License 2.0 (see LICENSE)
-"""dsxos.cluster.node_quarantine through real ansible-playbook runs against the Kubernetes emulator."""
+"""dsxos.cluster.node_quarantine through real ansible-playbook runs against both Kubernetes backends (the emulator and
+the real control plane, ``k8s_cluster``); injected conflicts and 5xx answers only on the emulator."""
 from __future__ import annotations
 
 import json
 
-from ansible_collections.dsxos.cluster.tests.harness.k8s_emulator.pytest_fixture import (  # noqa: F401  pylint: disable=unused-import
-    k8s_emulator, k8s_emulator_factory)
+import pytest
 
 PRIOR = "dsxos.io/quarantine-prior"
 HISTORY = "dsxos.io/quarantine-history"
@@ -19,8 +19,8 @@ def node_of(emu, name):
     return emu.api.get("v1", "Node", name)
 
 
-def test_cordon_taint_label_release_keeps_foreign_state(k8s_emulator, ansible_run):  # pylint: disable=redefined-outer-name
-    emu = k8s_emulator
+def test_cordon_taint_label_release_keeps_foreign_state(k8s_cluster, ansible_run):
+    emu = k8s_cluster
     names = emu.add_nodes(3, "h100-eks", name_prefix="gpu-")
     emu.taint(names[1], FOREIGN["key"], FOREIGN["effect"])
     emu.cordon(names[2])
@@ -70,8 +70,9 @@ def test_cordon_taint_label_release_keeps_foreign_state(k8s_emulator, ansible_ru
     assert history[0]["actor"] == "ops-bot" and history[0]["time"].endswith("Z")
 
 
-def test_conflicts_are_reread_and_reapplied(k8s_emulator, ansible_run):  # pylint: disable=redefined-outer-name
-    emu = k8s_emulator
+@pytest.mark.emulator_only("faults")
+def test_conflicts_are_reread_and_reapplied(k8s_cluster, ansible_run):
+    emu = k8s_cluster
     names = emu.add_nodes(5, "h100-eks", name_prefix="gpu-")
     emu.faults.set("/api/v1/nodes/", methods=["PATCH"], error_rate=0.5, error_code=409)
     emu.faults.set(f"/api/v1/nodes/{names[4]}", methods=["PATCH"], error_rate=1.0, error_code=409)
@@ -98,13 +99,7 @@ def test_conflicts_are_reread_and_reapplied(k8s_emulator, ansible_run):  # pylin
     assert not node_of(emu, names[4])["spec"].get("unschedulable")
 
 
-def test_failures_are_clear(k8s_emulator, ansible_run):  # pylint: disable=redefined-outer-name
-    emu = k8s_emulator
-    names = emu.add_nodes(3, "h100-eks", name_prefix="gpu-")
-    emu.access.add_token("restricted-token", "system:serviceaccount:ops:quarantine-bot")
-    emu.access.deny(verbs=["patch"], resources=["nodes"], users=["system:serviceaccount:ops:quarantine-bot"])
-    emu.faults.set(f"/api/v1/nodes/{names[2]}", methods=["GET"], error_rate=1.0, error_code=503)
-    playbook = """
+FAILURE_PLAYBOOK = """
 - hosts: localhost
   gather_facts: false
   module_defaults:
@@ -119,16 +114,20 @@ def test_failures_are_clear(k8s_emulator, ansible_run):  # pylint: disable=redef
       dsxos.cluster.node_quarantine: {nodes: ["gpu-1; rm -rf /"], action: cordon, reason: test}
       ignore_errors: true
     - name: rbac refusal
-      dsxos.cluster.node_quarantine: {nodes: ["{{ nodes[1] }}"], action: cordon, reason: test, host: "{{ url }}", api_key: restricted-token}
-      ignore_errors: true
-    - name: exhausted retries
-      dsxos.cluster.node_quarantine: {nodes: ["{{ nodes[2] }}"], action: cordon, reason: test}
+      dsxos.cluster.node_quarantine: {nodes: ["{{ nodes[1] }}"], action: cordon, reason: test, host: "{{ url }}", api_key: "{{ token }}"}
       ignore_errors: true
     - name: unreachable
       dsxos.cluster.node_quarantine: {nodes: ["{{ nodes[1] }}"], action: cordon, reason: test, host: "http://127.0.0.1:9", api_key: x, retries: 1}
       ignore_errors: true
 """
-    result = ansible_run(playbook, extra_vars={"kubeconfig": emu.kubeconfig_path, "nodes": names, "url": emu.url})
+
+
+def test_failures_are_clear(k8s_cluster, ansible_run):
+    emu = k8s_cluster
+    names = emu.add_nodes(3, "h100-eks", name_prefix="gpu-")
+    bot = emu.identity("quarantine-bot", namespace="ops", deny=[(["patch"], ["nodes"])])
+    result = ansible_run(FAILURE_PLAYBOOK, extra_vars={"kubeconfig": emu.kubeconfig_path, "nodes": names, "url": emu.url,
+                                                       "token": bot.token})
     unknown = result.task("unknown node")
     assert unknown["failed"] and "no-such-node" in unknown["msg"] and "ignore_missing" in unknown["msg"]
     assert unknown["result"]["missing_nodes"] == ["no-such-node"] and unknown["result"]["changed_nodes"] == [names[0]]
@@ -138,9 +137,28 @@ def test_failures_are_clear(k8s_emulator, ansible_run):  # pylint: disable=redef
     assert invalid["failed"] and "RFC 1123" in invalid["msg"] and "gpu-1; rm -rf /" in invalid["msg"]
     assert "nodes[0]" in invalid["msg"]
     rbac = result.task("rbac refusal")
-    assert rbac["failed"] and "RBAC refused patch nodes" in rbac["msg"] and "quarantine-bot" in rbac["msg"]
-    retries = result.task("exhausted retries")
-    assert retries["failed"] and "3 attempt(s)" in retries["msg"] and "503" in retries["msg"] and names[2] in retries["msg"]
+    assert rbac["failed"] and "RBAC refused patch nodes" in rbac["msg"] and "quarantine-bot" in rbac["msg"] and bot.user in rbac["msg"]
     unreachable = result.task("unreachable")
     assert unreachable["failed"] and "http://127.0.0.1:9" in unreachable["msg"]
-    assert not node_of(emu, names[1])["spec"].get("unschedulable") and not node_of(emu, names[2])["spec"].get("unschedulable")
+    assert not node_of(emu, names[1])["spec"].get("unschedulable")
+
+
+@pytest.mark.emulator_only("faults")
+def test_exhausted_retries_are_clear(k8s_cluster, ansible_run):
+    emu = k8s_cluster
+    names = emu.add_nodes(3, "h100-eks", name_prefix="gpu-")
+    emu.faults.set(f"/api/v1/nodes/{names[2]}", methods=["GET"], error_rate=1.0, error_code=503)
+    playbook = """
+- hosts: localhost
+  gather_facts: false
+  module_defaults:
+    group/dsxos.cluster.k8s: {kubeconfig: "{{ kubeconfig }}", retries: 2, retry_backoff_s: 0.01}
+  tasks:
+    - name: exhausted retries
+      dsxos.cluster.node_quarantine: {nodes: ["{{ nodes[2] }}"], action: cordon, reason: test}
+      ignore_errors: true
+"""
+    result = ansible_run(playbook, extra_vars={"kubeconfig": emu.kubeconfig_path, "nodes": names})
+    retries = result.task("exhausted retries")
+    assert retries["failed"] and "3 attempt(s)" in retries["msg"] and "503" in retries["msg"] and names[2] in retries["msg"]
+    assert not node_of(emu, names[2])["spec"].get("unschedulable")

@@ -12,8 +12,8 @@ import json
 import time
 from typing import Any, Callable, Dict, List, Optional
 
-from ansible_collections.dsxos.cluster.tests.harness.kube_control_plane.pytest_fixture import (  # noqa: F401  pylint: disable=unused-import
-    node_simulator_factory, real_cluster)
+# real_cluster comes from conftest.py (one control plane per pytest worker, shared with the two-backend tests).
+from ansible_collections.dsxos.cluster.tests.harness.kube_control_plane.pytest_fixture import node_simulator_factory  # noqa: F401  pylint: disable=unused-import
 from ansible_collections.dsxos.cluster.tests.harness.kube_control_plane import rawapi
 
 NAMESPACE = "real-pdb"

@@ -223,13 +223,19 @@ class NodeSimulator:
 
     # ---- nodes ----------------------------------------------------------------------------------------------------
     def add_nodes(self, count: int, profile: str = "h100-eks", name_prefix: Optional[str] = None,
-                  labels: Optional[Dict[str, str]] = None, taints: Optional[List[Dict[str, Any]]] = None) -> List[str]:
-        """Register ``count`` Ready nodes of ``profile`` (with their Leases) in parallel; return their names."""
+                  labels: Optional[Dict[str, str]] = None, taints: Optional[List[Dict[str, Any]]] = None,
+                  start_index: Optional[int] = None) -> List[str]:
+        """Register ``count`` Ready nodes of ``profile`` (with their Leases) in parallel; return their names.
+
+        ``start_index``: the first number in the names (``<prefix><n>``, as the emulator's ``add_nodes``); addresses and
+        provider IDs always count on over every node of this simulator.
+        """
         prof = PROFILES[profile]
         objs = []
-        for _i in range(count):
+        for i in range(count):
             index = next(self._node_index)
-            node = build_node(prof, index, name_prefix=name_prefix, labels={SIMULATED_LABEL: "true", **(labels or {})}, taints=taints)
+            node = build_node(prof, index, name_prefix=name_prefix, labels={SIMULATED_LABEL: "true", **(labels or {})}, taints=taints,
+                              name_index=None if start_index is None else start_index + i)
             node["metadata"]["labels"].pop("emulator.dsxos.io/profile", None)
             node["metadata"]["labels"]["simulator.dsxos.io/profile"] = profile
             stamp = _now()
