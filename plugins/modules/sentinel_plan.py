@@ -6,7 +6,7 @@ from __future__ import annotations
 
 DOCUMENTATION = r"""
 module: sentinel_plan
-short_description: Decide what the sentinel does about GPU alert events (pure policy, no cluster access)
+short_description: Decide what the sentinel does about GPU alert events (pure policy; optionally reads the nodes first)
 version_added: "0.1.0"
 description:
   - Turns normalized alert events (C(node), C(gpu), C(uuid), C(code), C(fault_class), C(action), C(status),
@@ -26,64 +26,27 @@ description:
   - Malformed events (a node name that is not an RFC 1123 subdomain as a whole string, a bad time, fingerprint, GPU
     index, pod name, ...) are rejected one by one and reported in C(rejected); they never fail the task. A malformed rule
     fails the task naming the rule and field.
-  - The module reads nothing and writes nothing; it returns the same result in check mode.
+  - The module writes nothing and returns the same result in check mode. It reads nothing unless O(read_state=true).
+  - Runs on the controller (an action plugin calls the same code in the controller process; no module is shipped).
 author:
   - dsxos.cluster contributors (@dsxos)
+extends_documentation_fragment:
+  - dsxos.cluster.sentinel_policy
+  - dsxos.cluster.k8s_auth
 options:
-  events:
-    description: Normalized alert events (firing and resolved). Each is validated on its own.
-    type: list
-    elements: raw
-    default: []
-  rules:
-    description:
-      - The ruleset, a list of C({name, match, action, priority, dry_run, rate}). C(match) may hold C(fault_class)
-        (list), C(code) (list of integers), C(labels) (mapping the alert labels must contain), C(severity) and C(alertname)
-        (lists); an empty C(match) matches every alert. C(action) is one of C(record), C(quarantine),
-        C(quarantine_drain), C(partial_drain), C(reset_gpu), C(reboot), C(replace), C(contact_support), C(driver_reload).
-      - An empty list uses the built-in ruleset (returned as C(rules); see docs/operate-sentinel.md).
-    type: list
-    elements: raw
-    default: []
   node_state:
     description: Per node, what is recorded on it (the C(nodes) return value of M(dsxos.cluster.node_incident) C(get)).
       A node missing here is taken as existing with nothing recorded.
     type: dict
     default: {}
-  manual_nodes:
-    description: Nodes of a manual run; each gets a synthesized event with O(manual_reason) and O(manual_action) that
-      bypasses the rules (not the opt-out label, the attempt cap or O(destructive)). A node with an open incident resumes it.
-    type: list
-    elements: str
-    default: []
-  manual_reason:
-    description: Why the manual run quarantines O(manual_nodes) (required with them).
-    type: str
-    default: ""
-  manual_action:
-    description: Action of the manual run.
-    type: str
-    default: quarantine
-    choices: [quarantine, quarantine_drain, partial_drain, reset_gpu, reboot, replace, contact_support, driver_reload]
-  destructive:
-    description: Allow drains and remediations. When false only record and quarantine happen.
+  read_state:
+    description:
+      - Read what is recorded on the nodes the events name in this same call (the C(nodes) of
+        M(dsxos.cluster.node_incident) C(get)), with the O(kubeconfig) and the other connection options; instead of
+        O(node_state). Bad input fails before anything is read.
+      - Without it the module reads nothing and ignores the connection options.
     type: bool
     default: false
-  dry_run:
-    description: Mark every decision as a dry run (the role then reports it and changes nothing). Rules can set their own C(dry_run).
-    type: bool
-    default: false
-  attempt_cap:
-    description: Remediation attempts per node within O(attempt_window_s) after which the node needs attention.
-    type: int
-    default: 3
-  attempt_window_s:
-    description: Window of O(attempt_cap) in seconds.
-    type: float
-    default: 86400.0
-  now:
-    description: Current time (RFC 3339) for the attempt window and manual events; default the controller's clock.
-    type: str
 attributes:
   check_mode:
     description: Can run in check_mode and return changed status prediction without modifying target.
@@ -94,13 +57,20 @@ attributes:
 """
 
 EXAMPLES = r"""
-- name: Read what is recorded on the alerting nodes
+- name: Read what is recorded on the alerting nodes and decide, in one task
+  dsxos.cluster.sentinel_plan:
+    events: "{{ sentinel_events }}"
+    read_state: true
+    kubeconfig: /etc/dsxos/kubeconfig
+  register: plan
+
+- name: Or read first (any other way) ...
   dsxos.cluster.node_incident:
     action: get
     nodes: "{{ sentinel_events | map(attribute='node') | unique | list }}"
   register: state
 
-- name: Decide
+- name: ... and decide from node_state (a plain function of its inputs)
   dsxos.cluster.sentinel_plan:
     events: "{{ sentinel_events }}"
     node_state: "{{ state.nodes }}"

@@ -6,12 +6,17 @@ from __future__ import annotations
 
 DOCUMENTATION = r"""
 module: sentinel_quarantine
-short_description: Quarantine every node the sentinel decided to open an incident for, concurrently (alert storms)
+short_description: Decide and quarantine every node the sentinel opens an incident for, in one call (alert storms)
 version_added: "0.1.0"
 description:
-  - Takes the decisions of M(dsxos.cluster.sentinel_plan) and, for each decision of kind C(open) (not a dry run), does what
-    the remediate role's per-node steps do up to a quarantined incident, for all nodes at once on a bounded thread pool
-    (O(workers)) - so the last node of an alert storm is cordoned seconds, not minutes, after the first.
+  - Opens the sentinel's incidents. For each decision of kind C(open) (not a dry run) it quarantines the node up to an
+    open incident, for all nodes at once on a bounded thread pool (O(workers)) - so the last node of an alert storm is
+    cordoned seconds, not minutes, after the first.
+  - The decisions come either from O(decisions) (the C(decisions) of M(dsxos.cluster.sentinel_plan)), or - when
+    O(decisions) is not given - from the events themselves (O(events), O(rules), O(manual_nodes) and the other policy
+    options, exactly as M(dsxos.cluster.sentinel_plan) takes them). Then this one task validates the events, reads what is
+    recorded on their nodes, decides and quarantines; the whole plan is returned in RV(plan), and O(quarantine=false)
+    stops after the plan. This is the sentinel role's first task - nothing else runs between an alert and its cordon.
   - Per node - take the node's Lease lock (M(dsxos.cluster.node_lock), holder O(holder)) and read its incident record;
     ask the circuit breaker (ONE atomic decision for all nodes, in decision order - the same admissions as asking node by
     node); cordon and taint the node with the decision's reason recorded (M(dsxos.cluster.node_quarantine)); open the
@@ -24,18 +29,33 @@ description:
     only when a node was quarantined or a held-back node's alerts were recorded.
   - Decisions of other kinds (C(resume), C(join), C(needs_attention), C(record)) and dry runs are listed in RV(ignored).
   - In check mode nothing is written (no lock, no breaker entry); RV(quarantined) lists what would be quarantined.
+  - O(lock=false) when the caller holds every node's lock as O(holder) already (the role's per-node steps open an
+    incident this way) - no lock is taken or released.
+  - Runs on the controller (an action plugin calls the same code in the controller process; no module is shipped), like
+    the sentinel role itself.
   - Every decision is validated (node names RFC 1123, incident ids, alerts) before any API call.
 author:
   - dsxos.cluster contributors (@dsxos)
 extends_documentation_fragment:
   - dsxos.cluster.k8s_auth
   - dsxos.cluster.circuit_breaker
+  - dsxos.cluster.sentinel_policy
 options:
   decisions:
-    description: The C(decisions) of M(dsxos.cluster.sentinel_plan); only C(kind=open) ones that are not dry runs are acted on.
+    description:
+      - The C(decisions) of M(dsxos.cluster.sentinel_plan); only C(kind=open) ones that are not dry runs are acted on.
+      - Without it the decisions are made here from O(events) (mutually exclusive with O(events), O(rules), O(manual_nodes)).
     type: list
     elements: dict
-    required: true
+  quarantine:
+    description: With the events, quarantine the C(open) decisions (false - only plan, like M(dsxos.cluster.sentinel_plan)
+      with C(read_state)). Ignored with O(decisions).
+    type: bool
+    default: true
+  lock:
+    description: Take (and release) each node's Lease lock. False only when the caller already holds them as O(holder).
+    type: bool
+    default: true
   holder:
     description: Holder identity of the node locks (the role uses C(<sentinel_actor>/<run id>), the same as its per-node steps).
     type: str
@@ -71,6 +91,17 @@ options:
 """
 
 EXAMPLES = r"""
+- name: Decide from the alert events and quarantine, in one task (what the sentinel role does first)
+  dsxos.cluster.sentinel_quarantine:
+    events: "{{ sentinel_events }}"
+    holder: "dsxos-sentinel/{{ run_id }}"
+    actor: dsxos-sentinel
+  register: intake
+
+- name: The per-node decisions
+  ansible.builtin.debug:
+    var: intake.plan.decisions
+
 - name: Quarantine every node the plan opens an incident for, at once
   dsxos.cluster.sentinel_quarantine:
     decisions: "{{ plan.decisions }}"
@@ -116,7 +147,7 @@ ignored:
 nodes:
   description: Per node - C(node), C(incident), C(status) (quarantined, already_open, held_back, deferred), C(detail), C(changed),
     C(quarantine_time) (the time in the quarantine record), C(cordoned_at) (when the cordon was written), C(lock), C(error),
-    C(seconds) (lock, cordon, open).
+    C(seconds) (lock, cordon, open), C(current) (the open incident afterwards, when there is one).
   returned: success
   type: list
   elements: dict
@@ -132,6 +163,16 @@ elapsed_s:
 api_calls:
   description: HTTP requests sent, by C(verb resource).
   returned: success
+  type: dict
+plan:
+  description: Without O(decisions) - the decisions and everything else M(dsxos.cluster.sentinel_plan) returns
+    (C(decisions), C(acting), C(records), C(releases), C(skipped), C(rejected), C(counts), C(nodes), C(rules), C(batches)).
+  returned: when O(decisions) is not given
+  type: dict
+batch_error:
+  description: Without O(decisions) - why the batch as a whole could not run (the plan is still returned and nothing
+    is lost - the role's per-node steps do every step).
+  returned: when the batch failed
   type: dict
 msg:
   description: One line - how many were quarantined, held back, already open, left to the per-node steps.

@@ -15,7 +15,7 @@ from ansible_collections.dsxos.cluster.tests.harness.k8s_emulator.pytest_fixture
 # pylint: disable=redefined-outer-name
 
 STUBS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sentinel_stubs")
-BATCH_TASK = "Quarantine every node the plan opens an incident for"
+BATCH_TASK = "Decide, and quarantine every node the plan opens an incident for"
 STEPS = ["SentinelQuarantined", "SentinelDraining", "SentinelDrained", "SentinelRemediating", "SentinelRecertifying", "SentinelReturned"]
 
 
@@ -130,7 +130,12 @@ def test_batch_and_per_node_loop_record_the_same_quarantine(k8s_emulator, ansibl
                                                                         sentinel_batch_quarantine=False, **quiet))
 
     assert batch_of(first)["result"]["quarantined"] == batched
-    assert batch_of(second)["status"] == "skipped"
+    # with the batch off the first task only plans; the per-node steps open each incident (one sentinel_quarantine call
+    # with its decision, under the node's lock)
+    assert batch_of(second)["result"]["quarantined"] == [] and not batch_of(second)["changed"]
+    assert [d["node"] for d in batch_of(second)["result"]["plan"]["decisions"]] == looped
+    opened = [t for t in second.tasks if "Open a new incident" in t["task"] and t["status"] != "skipped"]
+    assert [t["result"]["quarantined"] for t in opened] == [[n] for n in looped], [t["status"] for t in opened]
     outcomes = stats_of(first)["outcomes"] + stats_of(second)["outcomes"]
     assert {o["node"]: o["status"] for o in outcomes} == {n: "quarantined" for n in batched + looped}
     assert len({o["message"].split(" ", 2)[2] for o in outcomes}) == 1, "the same 'waiting for a release' outcome"

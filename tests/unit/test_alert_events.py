@@ -303,7 +303,26 @@ def test_batcher_hands_out_a_full_window_at_once():
     assert len(batcher) == 0
 
 
-@pytest.mark.parametrize("kwargs", [{"window_s": -0.1}, {"max_size": 0}, {"max_size": 2.5}])
+def test_a_lone_alert_waits_the_quiet_time_and_a_storm_that_keeps_arriving_fills_the_window():
+    batcher = Batcher(window_s=5.0, max_size=100, quiet_s=1.0)
+    assert batcher.add(ev("lone"), 100.0) == [] and batcher.deadline() == 101.0
+    assert batcher.poll(100.9) == [] and [len(b.events) for b in batcher.poll(101.0)] == [1]
+    for step in range(20):  # one event every 0.4 s: never quiet for 1 s
+        out = batcher.poll(200.0 + 0.4 * step)
+        assert out == [], "the window closed %.1f s after it opened" % (0.4 * step)
+        batcher.add(ev("s%d" % step), 200.0 + 0.4 * step)
+        if 0.4 * step < 4.0:
+            assert batcher.deadline() == pytest.approx(min(205.0, 201.0 + 0.4 * step))
+        if 0.4 * (step + 1) >= 5.0:
+            break
+    batches = batcher.poll(205.0)
+    assert len(batches) == 1 and len(batches[0].events) == 13, "the storm filled the whole 5 s window"
+    fixed = Batcher(window_s=5.0, max_size=100, quiet_s=None)
+    fixed.add(ev("lone"), 0.0)
+    assert fixed.deadline() == 5.0, "without quiet_s the window is fixed"
+
+
+@pytest.mark.parametrize("kwargs", [{"window_s": -0.1}, {"max_size": 0}, {"max_size": 2.5}, {"quiet_s": -1}, {"quiet_s": True}])
 def test_batcher_options_are_checked(kwargs):
     with pytest.raises(InputError):
         Batcher(**kwargs)
@@ -373,20 +392,29 @@ def test_every_valid_alert_yields_exactly_one_event_or_one_rejection(alerts):
             json.dumps(item)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(st.lists(st.tuples(st.sampled_from(["f1", "f2", "f3"]), st.sampled_from(["firing", "resolved"]),
-                          st.floats(0, 5)), max_size=40), st.integers(1, 7))
-def test_batcher_loses_and_duplicates_nothing(items, max_size):
-    batcher = Batcher(window_s=1.0, max_size=max_size)
-    out, now = [], 0.0
+                          st.floats(0, 5)), max_size=40), st.integers(1, 7), st.one_of(st.none(), st.floats(0, 2)))
+def test_batcher_loses_and_duplicates_nothing(items, max_size, quiet_s):
+    batcher = Batcher(window_s=1.0, max_size=max_size, quiet_s=quiet_s)
+    windows, now, at = [], 0.0, {}
     for index, (fingerprint, status, step) in enumerate(items):
         now += step
-        out.extend(batcher.poll(now))
-        out.extend(batcher.add({"fingerprint": fingerprint, "status": status, "node": "n", "i": index}, now))
+        windows.append(batcher.poll(now))
+        at[index] = now
+        windows.append(batcher.add({"fingerprint": fingerprint, "status": status, "node": "n", "i": index}, now))
         assert len(batcher) < max_size
-    out.extend(batcher.flush())
+    windows.append(batcher.flush())
+    out = [batch for window in windows for batch in window]
     seen = sorted(event["i"] for batch in out for event in batch.events)
     assert seen == list(range(len(items)))
+    for window in windows:  # a window never outlives window_s, and never holds a gap of quiet_s (over all its statuses)
+        if not window:
+            continue
+        times = sorted(at[event["i"]] for batch in window for event in batch.events)
+        assert times[-1] - times[0] <= 1.0
+        if quiet_s is not None and len(times) > 1:
+            assert max(b - a for a, b in zip(times, times[1:])) <= quiet_s
     assert all(batch.events and len(batch.events) <= max_size for batch in out)
     assert all(event["status"] == batch.status for batch in out for event in batch.events)
 

@@ -49,7 +49,7 @@ def alert(node, fingerprint, fault_class="fallen-off-bus"):
 
 
 def decide(client, nodes, destructive=True):
-    """The policy's decisions for one alert per node (node state read from the cluster, as read_plan.yml does)."""
+    """The policy's decisions for one alert per node (node state read from the cluster first, as sentinel_intake does)."""
     events = [alert(n, f"fp-{n}") for n in nodes]
     state = get_states(client, nodes)
     return plan(events, None, state, PolicyOptions(destructive=destructive, now=parse_rfc3339(STARTS) + 60))["decisions"]
@@ -237,7 +237,7 @@ def test_two_open_decisions_for_one_node_and_bad_workers_are_refused():
     assert [i.node for i in items] == ["gpu-1"] and not ignored and items[0].lock.holder == HOLDER and items[0].lock.reason == "sen-00000000000a"
 
 
-def test_truncate_matches_the_jinja_filter_of_the_steps():
+def test_the_cordon_reason_is_cut_like_the_jinja_truncate_filter():
     env = jinja2.Environment()
     for text in ("short", "word " * 300, "x" * 1003, "x" * 1006, "a " * 600):
         assert truncate_reason(text) == env.from_string("{{ t | truncate(1000) }}").render(t=text)
@@ -266,9 +266,13 @@ def test_documentation_is_the_spec_and_the_module_is_in_the_k8s_group():
     doc = yaml.safe_load(namespace["DOCUMENTATION"])
     assert yaml.safe_load(namespace["EXAMPLES"]) and yaml.safe_load(namespace["RETURN"])
     fragments = doc["extends_documentation_fragment"]
-    assert fragments == ["dsxos.cluster.k8s_auth", "dsxos.cluster.circuit_breaker"]
+    assert fragments == ["dsxos.cluster.k8s_auth", "dsxos.cluster.circuit_breaker", "dsxos.cluster.sentinel_policy"]
     spec = {k: v for k, v in entry.SENTINEL_QUARANTINE.spec.items() if k not in K8S_AUTH_SPEC and k != "circuit_breaker"}
-    documented = doc["options"]
+    documented = dict(doc["options"])
+    fragment = open(os.path.join(REPO, "plugins", "doc_fragments", "sentinel_policy.py"), encoding="utf-8").read()  # pylint: disable=consider-using-with
+    fragment_namespace = {}
+    exec(fragment, fragment_namespace)  # pylint: disable=exec-used
+    documented.update(yaml.safe_load(fragment_namespace["ModuleDocFragment"].DOCUMENTATION)["options"])
     assert sorted(documented) == sorted(spec)
     for key, declared in spec.items():
         assert documented[key].get("type") == declared.get("type", "str"), key

@@ -490,34 +490,46 @@ class Batch:
 
 
 class Batcher:
-    """Collects events into batches: a window opens with the first event and closes ``window_s`` later, or as soon
-    as it holds ``max_size`` events; then every status collected is handed out as one :class:`Batch`, in the order
-    each status first arrived (so a firing alert and its resolution keep their order). ``now`` is the caller's
-    monotonic clock.
+    """Collects events into batches: a window opens with the first event and closes ``window_s`` later, or
+    ``quiet_s`` after its latest event when no other came meanwhile (a lone alert is not held for the whole window,
+    a storm that keeps arriving still fills it), or as soon as it holds ``max_size`` events; then every status
+    collected is handed out as one :class:`Batch`, in the order each status first arrived (so a firing alert and its
+    resolution keep their order). ``quiet_s`` None (or not below ``window_s``) keeps the fixed window. ``now`` is the
+    caller's monotonic clock.
     """
 
-    def __init__(self, window_s: float = 2.0, max_size: int = 500) -> None:
+    def __init__(self, window_s: float = 2.0, max_size: int = 500, quiet_s: Optional[float] = None) -> None:
         if isinstance(window_s, bool) or not isinstance(window_s, (int, float)) or window_s < 0:
             raise InputError("batch window must be a non-negative number of seconds", field="batch_window_s", value=window_s)
         if isinstance(max_size, bool) or not isinstance(max_size, int) or max_size < 1:
             raise InputError("batch size must be a positive integer", field="batch_max", value=max_size)
+        if quiet_s is not None and (isinstance(quiet_s, bool) or not isinstance(quiet_s, (int, float)) or quiet_s < 0):
+            raise InputError("batch quiet time must be a non-negative number of seconds", field="batch_quiet_s", value=quiet_s)
         self.window_s = float(window_s)
         self.max_size = max_size
+        self.quiet_s = None if quiet_s is None else float(quiet_s)
         self._groups: "OrderedDict[str, Batch]" = OrderedDict()
         self._count = 0
         self._opened_at: Optional[float] = None
+        self._last_at: Optional[float] = None
 
     def __len__(self) -> int:
         return self._count
 
     def deadline(self) -> Optional[float]:
         """When the open window closes (None when no event is waiting)."""
-        return None if self._opened_at is None else self._opened_at + self.window_s
+        if self._opened_at is None:
+            return None
+        closes = self._opened_at + self.window_s
+        if self.quiet_s is not None and self._last_at is not None:
+            closes = min(closes, self._last_at + self.quiet_s)
+        return closes
 
     def add(self, event: Dict[str, Any], now: float) -> List[Batch]:
         """Add one event; returns the batches of the window when it just reached ``max_size`` (else [])."""
         if self._opened_at is None:
             self._opened_at = now
+        self._last_at = now
         group = self._groups.get(event["status"])
         if group is None:
             group = self._groups[event["status"]] = Batch(status=event["status"], opened_at=self._opened_at)
@@ -539,4 +551,5 @@ class Batcher:
         self._groups = OrderedDict()
         self._count = 0
         self._opened_at = None
+        self._last_at = None
         return batches

@@ -5,10 +5,13 @@
 
 During an alert storm the remediate run used to quarantine nodes one after another (lock, breaker, cordon, open
 incident, unlock: several module calls per node), so the last node of a 150-node storm was cordoned minutes after the
-first. :func:`quarantine_batch` does, for every ``open`` decision, exactly what ``roles/sentinel/tasks/steps.yml`` does
-up to the quarantined incident - with the same functions - on a bounded thread pool:
+first. :func:`quarantine_batch` opens the incident of every ``open`` decision on a bounded thread pool. It is the one
+way the sentinel opens an incident: the remediate run calls it for all nodes at once (``sentinel_quarantine`` with the
+events, :mod:`.sentinel_intake`), and ``roles/sentinel/tasks/steps.yml`` calls it with one decision for a node the
+batch left to it (its lock already held: ``take_locks=False``). Per node:
 
-1. take the node's Lease lock (:class:`~.node_lock.NodeLock`, holder ``<actor>/<run>``) and read the node's incident
+1. take the node's Lease lock (:class:`~.node_lock.NodeLock`, holder ``<actor>/<run>``; unless ``take_locks`` is off)
+   and read the node's incident
    record (:func:`~.remediation_state.get_states`); a node locked by another run, missing, or with an open incident
    is left to the per-node loop (``deferred``), which handles it exactly as before;
 2. ask the circuit breaker ONCE for all locked nodes without an incident, in decision order
@@ -18,7 +21,7 @@ up to the quarantined incident - with the same functions - on a bounded thread p
    quarantine record carries the reason) - all cordons first, so the last node is cordoned as early as possible;
 4. open the incident in state ``quarantined`` (or the decision's state) with its Kubernetes Event
    (:func:`~.remediation_state.apply_incident`);
-5. release every lock taken (always, also after an error).
+5. release every lock it took (always, also after an error).
 
 Nothing here is a second implementation: locks, breaker, quarantine record and incident record are the modules'
 own code. After the batch the per-node loop continues each ``quarantined`` node from its recorded state (the incident
@@ -69,7 +72,7 @@ class BatchQuarantineError(IncidentError):
 
 
 def truncate_reason(text: str, length: int = REASON_LIMIT) -> str:
-    """Jinja's ``truncate(length)`` (leeway 5, ``...``, whole words), as ``steps.yml`` applies it to the cordon reason."""
+    """The cordon reason cut to ``length`` the way Jinja's ``truncate`` cuts (leeway 5, whole words, ``...``)."""
     if len(text) <= length + 5:
         return text
     head = text[:length - 3]
@@ -90,6 +93,9 @@ class BatchOptions:  # pylint: disable=too-many-instance-attributes
     breaker: Optional[BreakerConfig] = None
     event_namespace: str = "default"
     workers: int = DEFAULT_WORKERS
+    #: False when the caller already holds every node's lock as ``holder`` (the role's per-node steps): none is taken
+    #: or released here
+    take_locks: bool = True
 
 
 @dataclass(frozen=True)
@@ -124,7 +130,7 @@ class NodeOutcome:  # pylint: disable=too-many-instance-attributes
         """Module return value of one node."""
         return {"node": self.node, "incident": self.incident, "status": self.status, "detail": self.detail, "changed": self.changed,
                 "cordoned_at": self.cordoned_at, "quarantine_time": self.quarantine_time, "lock": self.lock, "error": self.error,
-                "seconds": {k: round(v, 3) for k, v in self.seconds.items()}}
+                "current": self.current, "seconds": {k: round(v, 3) for k, v in self.seconds.items()}}
 
 
 def _text(value: Any, where: str) -> str:
@@ -190,7 +196,7 @@ class BatchQuarantine:
     def _lock_and_read(self, item: BatchItem, outcome: NodeOutcome) -> bool:
         """Lock (not in check mode) and read; True when the node goes on to the breaker."""
         started = time.monotonic()
-        if not self.check_mode:
+        if not self.check_mode and self.options.take_locks:
             try:
                 NodeLock(self.client, item.lock).acquire()
                 outcome.lock = "held"
@@ -338,7 +344,8 @@ def summarize(outcomes: Sequence[NodeOutcome], ignored: Sequence[Mapping[str, An
     if names(ALREADY_OPEN):
         text += f"; {len(names(ALREADY_OPEN))} already open"
     if deferred:
-        text += f"; {len(deferred)} left to the per-node loop"
+        text += f"; {len(deferred)} left to the per-node steps: " + "; ".join(f"{d['node']} ({d['reason']})" for d in deferred[:5])
+        text += " ..." if len(deferred) > 5 else ""
     return {"changed": any(o.changed for o in outcomes), "nodes": [o.to_dict() for o in outcomes], "quarantined": quarantined,
             "already_open": names(ALREADY_OPEN),
             "held_back": [{"node": o.node, "incident": o.incident, "reason": o.detail} for o in outcomes if o.status == HELD_BACK],

@@ -35,7 +35,7 @@ from ansible_collections.dsxos.cluster.plugins.module_utils.operate.remediation_
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.remediation_state import run_node_incident
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.remediation_state import validate_options as validate_incident_options
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.sentinel_policy import ACTIONS as SENTINEL_ACTIONS
-from ansible_collections.dsxos.cluster.plugins.module_utils.operate.sentinel_policy import PolicyOptions, manual_events
+from ansible_collections.dsxos.cluster.plugins.module_utils.operate.sentinel_policy import PolicyOptions, SentinelPolicyError, manual_events
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.sentinel_policy import plan as sentinel_plan
 
 # ---------------------------------------------------------------------------------------------------- specs
@@ -211,10 +211,10 @@ NODE_LOCK = EntryPoint(name="node_lock", doing="handling a node lock", spec=NODE
 
 # ---------------------------------------------------------------------------------------------------- sentinel (issue 11)
 
-SENTINEL_PLAN_SPEC: Dict[str, Any] = dict(
+#: the policy's inputs (``sentinel_plan``, and ``sentinel_quarantine`` when it is given the events)
+SENTINEL_POLICY_SPEC: Dict[str, Any] = dict(
     events=dict(type="list", elements="raw", default=[]),
     rules=dict(type="list", elements="raw", default=[]),
-    node_state=dict(type="dict", default={}),
     manual_nodes=dict(type="list", elements="str", default=[]),
     manual_reason=dict(type="str", default=""),
     manual_action=dict(type="str", default="quarantine", choices=[a for a in SENTINEL_ACTIONS if a != "record"]),
@@ -224,6 +224,8 @@ SENTINEL_PLAN_SPEC: Dict[str, Any] = dict(
     attempt_window_s=dict(type="float", default=86400.0),
     now=dict(type="str"),
 )
+SENTINEL_PLAN_SPEC: Dict[str, Any] = dict(K8S_AUTH_SPEC, node_state=dict(type="dict", default={}), read_state=dict(type="bool", default=False),
+                                          **SENTINEL_POLICY_SPEC)
 
 NODE_INCIDENT_SPEC: Dict[str, Any] = dict(
     K8S_AUTH_SPEC,
@@ -252,16 +254,34 @@ NODE_INCIDENT_SPEC: Dict[str, Any] = dict(
 )
 
 
-def run_sentinel_plan(params: Mapping[str, Any], check_mode: bool = False, diff: bool = False) -> Dict[str, Any]:  # pylint: disable=unused-argument
-    """``sentinel_plan``: events + rules + node state -> decisions (pure: no cluster, same result in check mode)."""
+def policy_inputs(params: Mapping[str, Any]) -> tuple[PolicyOptions, list[Dict[str, Any]]]:
+    """The policy's options and the manual run's events from the ``SENTINEL_POLICY_SPEC`` parameters."""
     now = parse_rfc3339(params["now"], "now") if params.get("now") else time.time()
     options = PolicyOptions(destructive=bool(params.get("destructive")), dry_run=bool(params.get("dry_run")),
                             attempt_cap=int(_number(params, "attempt_cap", 3)), attempt_window_s=float(_number(params, "attempt_window_s", 86400.0)),
                             now=now)
-    manual = []
+    manual: list[Dict[str, Any]] = []
     if params.get("manual_nodes"):
         manual = manual_events(params["manual_nodes"], params.get("manual_reason") or "", params.get("manual_action") or "quarantine", now)
-    result = sentinel_plan(list(params.get("events") or []), params.get("rules") or None, params.get("node_state") or {}, options, manual)
+    return options, manual
+
+
+def run_sentinel_plan(params: Mapping[str, Any], check_mode: bool = False, diff: bool = False) -> Dict[str, Any]:  # pylint: disable=unused-argument
+    """``sentinel_plan``: events + rules + node state -> decisions; with ``read_state`` the nodes' records are read here
+    (:func:`~.sentinel_intake.plan_with_state`), otherwise it is pure (no cluster, same result in check mode)."""
+    options, manual = policy_inputs(params)
+    events, rules = list(params.get("events") or []), params.get("rules") or None
+    if params.get("read_state"):
+        if params.get("node_state"):
+            raise SentinelPolicyError("node_state and read_state are mutually exclusive (read_state reads it)", field="node_state",
+                                      value=sorted(params["node_state"])[:5])
+        from ansible_collections.dsxos.cluster.plugins.module_utils.operate.sentinel_intake import (  # pylint: disable=import-outside-toplevel
+            plan_with_state,
+        )
+        sentinel_plan(events, rules, {}, options, manual)  # bad input fails before connecting
+        result = run_with_client(params, lambda client: plan_with_state(client, events, rules, options, manual))
+    else:
+        result = sentinel_plan(events, rules, params.get("node_state") or {}, options, manual)
     result["changed"] = False
     return result
 
@@ -319,7 +339,9 @@ FLEET_STATUS = EntryPoint(name="fleet_status", doing="reporting the fleet status
 
 SENTINEL_QUARANTINE_SPEC: Dict[str, Any] = dict(
     K8S_AUTH_SPEC,
-    decisions=dict(type="list", elements="dict", required=True),
+    decisions=dict(type="list", elements="dict"),
+    quarantine=dict(type="bool", default=True),
+    lock=dict(type="bool", default=True),
     holder=dict(type="str", required=True),
     actor=dict(type="str", required=True),
     lock_namespace=dict(type="str", default="dsxos-system"),
@@ -329,22 +351,38 @@ SENTINEL_QUARANTINE_SPEC: Dict[str, Any] = dict(
     circuit_breaker=BREAKER_OPTION_SPEC,
     event_namespace=dict(type="str", default="default"),
     workers=dict(type="int", default=16),
+    **SENTINEL_POLICY_SPEC,
 )
 
 
 def run_sentinel_quarantine(params: Mapping[str, Any], check_mode: bool = False, diff: bool = False) -> Dict[str, Any]:  # pylint: disable=unused-argument
-    """``sentinel_quarantine``: validate every decision, connect with the k8s_auth params, :func:`quarantine_batch`."""
+    """``sentinel_quarantine``: with ``decisions``, validate each and :func:`quarantine_batch`; without, plan from the
+    events and quarantine in the same call (:func:`~.sentinel_intake.plan_and_quarantine`, ``quarantine: false`` only
+    plans)."""
     from ansible_collections.dsxos.cluster.plugins.module_utils.operate.batch_quarantine import (  # pylint: disable=import-outside-toplevel
         BatchOptions, quarantine_batch, validate_batch,
+    )
+    from ansible_collections.dsxos.cluster.plugins.module_utils.operate.sentinel_intake import (  # pylint: disable=import-outside-toplevel
+        plan_and_quarantine,
     )
     options = BatchOptions(holder=params["holder"], actor=params["actor"], lock_namespace=params.get("lock_namespace") or "dsxos-system",
                            lock_duration_s=int(_number(params, "lock_duration_s", 1800)), lock_wait_s=float(_number(params, "lock_wait_s", 0.0)),
                            taint=params.get("taint") is not False, breaker=_breaker(params) or BreakerConfig(),
-                           event_namespace=params.get("event_namespace") or "default", workers=int(_number(params, "workers", 16)))
-    decisions = list(params.get("decisions") or [])
-    validate_batch(decisions, options)
-    return run_with_client(params, lambda client: quarantine_batch(client, decisions, options, check_mode))
+                           event_namespace=params.get("event_namespace") or "default", workers=int(_number(params, "workers", 16)),
+                           take_locks=params.get("lock") is not False)
+    if params.get("decisions") is not None:
+        decisions = list(params["decisions"])
+        validate_batch(decisions, options)
+        return run_with_client(params, lambda client: quarantine_batch(client, decisions, options, check_mode))
+    policy, manual = policy_inputs(params)
+    events, rules = list(params.get("events") or []), params.get("rules") or None
+    sentinel_plan(events, rules, {}, policy, manual)  # bad input fails before connecting
+    validate_batch([], options)
+    batch = options if params.get("quarantine") is not False else None
+    return run_with_client(params, lambda client: plan_and_quarantine(client, events, rules, policy, manual, batch, check_mode))
 
 
 SENTINEL_QUARANTINE = EntryPoint(name="sentinel_quarantine", doing="quarantining a batch of nodes", spec=SENTINEL_QUARANTINE_SPEC,
-                                 run=run_sentinel_quarantine)
+                                 run=run_sentinel_quarantine,
+                                 module_options=dict(mutually_exclusive=[("decisions", "events"), ("decisions", "manual_nodes"),
+                                                                         ("decisions", "rules")]))

@@ -24,7 +24,8 @@ description:
   - Events already passed on with the same (fingerprint, status, starts_at) within O(dedup_window_s) are dropped.
   - Accepted events wait in a bounded queue of O(queue_size) events; when it cannot take a request's events the
     request is answered 503 with C(Retry-After) (Alertmanager retries 5xx) and nothing of it is queued.
-  - 'Events are collected for O(batch_window_s) seconds (or until O(batch_max) events) and put on the rulebook queue
+  - 'Events are collected for O(batch_window_s) seconds - or until O(batch_quiet_s) seconds pass without another event, or until
+    O(batch_max) events - and put on the rulebook queue
     as ONE event per status, C({"batch": [events], "status": "firing"|"resolved", "nodes": [...], "count": N,
     "batch_id": I, "first_received_at": T, "emitted_at": T}), so that a storm becomes a few playbook runs.'
   - Prometheus metrics (prometheus_client) on C(/metrics) of the same listener, or of O(metrics_port).
@@ -89,6 +90,12 @@ options:
     description: Seconds a batch collects events, from its first event.
     type: float
     default: 5
+  batch_quiet_s:
+    description: The window also closes this many seconds after its latest event when no other event came meanwhile
+      (a lone alert waits this long, not the whole O(batch_window_s); a storm that keeps arriving fills the window).
+      0 closes it as soon as the events already received are taken; a value not below O(batch_window_s) keeps the fixed window.
+    type: float
+    default: 1
   batch_max:
     description: Most events of one batch window (the window closes at once when it is reached).
     type: int
@@ -107,6 +114,7 @@ EXAMPLES = r"""
         port: 5050
         token_file: /etc/dsxos/eda-token
         batch_window_s: 5
+        batch_quiet_s: 1
         batch_max: 500
   rules:
     - name: Remediate
@@ -217,6 +225,7 @@ class Settings:
         self.dedup_window_s = _float(args, "dedup_window_s", 600.0)
         self.dedup_max_entries = _int(args, "dedup_max_entries", 100000)
         self.batch_window_s = _float(args, "batch_window_s", 5.0)
+        self.batch_quiet_s = _float(args, "batch_quiet_s", 1.0)
         self.batch_max = _int(args, "batch_max", 500)
         metrics_port = args.get("metrics_port")
         self.metrics_port = None if metrics_port in (None, "") else _int(args, "metrics_port", 0, minimum=0)
@@ -258,7 +267,7 @@ class AlertSource:
         self.metrics.queue_capacity.set(settings.queue_size)
         self.pending: "asyncio.Queue[Tuple[Dict[str, Any], float]]" = asyncio.Queue(maxsize=settings.queue_size)
         self.dedup = AE.Deduplicator(settings.dedup_window_s, settings.dedup_max_entries)
-        self.batcher = AE.Batcher(settings.batch_window_s, settings.batch_max)
+        self.batcher = AE.Batcher(settings.batch_window_s, settings.batch_max, settings.batch_quiet_s)
         self.batch_ids = 0
         self.window_received_at: Optional[float] = None
         self.runners: List[web.AppRunner] = []
@@ -358,8 +367,8 @@ class AlertSource:
             metrics_app = web.Application()
             metrics_app.router.add_get("/metrics", self.handle_metrics)
             await self._serve(metrics_app, self.settings.metrics_port)
-        LOG.info("alertmanager_gpu listening on http://%s:%d%s (batch window %ss, at most %d events)", self.settings.host,
-                 self.settings.port, self.settings.path, self.settings.batch_window_s, self.settings.batch_max)
+        LOG.info("alertmanager_gpu listening on http://%s:%d%s (batch window %ss, quiet %ss, at most %d events)", self.settings.host,
+                 self.settings.port, self.settings.path, self.settings.batch_window_s, self.settings.batch_quiet_s, self.settings.batch_max)
 
     async def _serve(self, app: web.Application, port: int) -> None:
         runner = web.AppRunner(app, access_log=None)

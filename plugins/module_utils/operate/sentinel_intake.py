@@ -1,0 +1,84 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, dsxos.cluster contributors
+# Apache License 2.0 (see LICENSE)
+"""The intake of one sentinel run, in one call: validate the alerts, read their nodes' records, decide, quarantine.
+
+A remediate run used to start three module processes before it could decide anything (validate the events to learn
+the node names, ``node_incident get`` those nodes, decide with what was read) and a fourth to quarantine. Each start
+costs an interpreter, the module's imports and the ``kubernetes`` client (0.8 s of CPU, several seconds on a loaded
+controller), and they all sit between an alert and its cordon. Here the same steps run in one process:
+
+1. :func:`~.sentinel_policy.plan` with no node state validates every event and rule and names the nodes (pure; bad
+   input fails here, before any API call);
+2. :func:`read_states` reads those nodes' incident records concurrently (the same
+   :func:`~.remediation_state.get_states` the ``node_incident get`` action uses);
+3. :func:`~.sentinel_policy.plan` decides with what was read - the result is exactly ``sentinel_plan``'s;
+4. :func:`~.batch_quarantine.quarantine_batch` quarantines every ``open`` decision at once (optional).
+
+A failure of step 4 as a whole (not of one node: those are ``deferred`` inside the batch) does not lose the plan: it is
+returned with ``batch_error`` and the role's per-node steps do every step themselves.
+"""
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Mapping, Optional, Sequence
+
+from ansible_collections.dsxos.cluster.plugins.module_utils.kube.api import KubeApi
+from ansible_collections.dsxos.cluster.plugins.module_utils.kube.errors import K8sError
+from ansible_collections.dsxos.cluster.plugins.module_utils.operate.batch_quarantine import (
+    BatchOptions, BatchQuarantineError, quarantine_batch,
+)
+from ansible_collections.dsxos.cluster.plugins.module_utils.operate.remediation_state import get_states
+from ansible_collections.dsxos.cluster.plugins.module_utils.operate.sentinel_policy import PolicyOptions, plan
+
+#: nodes read at the same time (each read is one GET; the client's qps limit still applies)
+READ_WORKERS = 16
+
+
+def read_states(client: KubeApi, nodes: Sequence[str], workers: int = READ_WORKERS) -> dict[str, Any]:
+    """:func:`get_states` of ``nodes``, ``workers`` at a time (a K8sError of any read propagates)."""
+    names = list(dict.fromkeys(nodes))
+    if len(names) <= 1:
+        return get_states(client, names)
+    with ThreadPoolExecutor(max_workers=max(1, min(workers, len(names)))) as pool:
+        parts = list(pool.map(lambda name: get_states(client, [name]), names))
+    out: dict[str, Any] = {}
+    for part in parts:
+        out.update(part)
+    return out
+
+
+def plan_with_state(client: KubeApi, raw_events: Sequence[Any], raw_rules: Any, options: PolicyOptions,
+                    manual: Sequence[Mapping[str, Any]] = (), workers: int = READ_WORKERS) -> dict[str, Any]:
+    """Validate (no API call on bad input), read the named nodes, decide: ``sentinel_plan``'s result."""
+    named = plan(raw_events, raw_rules, {}, options, manual)["nodes"]
+    state = read_states(client, named, workers) if named else {}
+    return plan(raw_events, raw_rules, state, options, manual)
+
+
+def plan_and_quarantine(client: KubeApi, raw_events: Sequence[Any], raw_rules: Any, options: PolicyOptions,
+                        manual: Sequence[Mapping[str, Any]] = (), batch: Optional[BatchOptions] = None,
+                        check_mode: bool = False) -> dict[str, Any]:
+    """:func:`plan_with_state`, then (when ``batch`` is given) the batch quarantine of its ``open`` decisions.
+
+    The result is the batch's (``quarantined``, ``held_back``, ``deferred``, ...; empty lists without a batch) with the
+    plan under ``plan``; ``batch_error`` when the batch as a whole could not run (the plan is still returned).
+    """
+    decided = plan_with_state(client, raw_events, raw_rules, options, manual, batch.workers if batch else READ_WORKERS)
+    empty: dict[str, Any] = {"changed": False, "nodes": [], "quarantined": [], "already_open": [], "held_back": [], "deferred": [],
+                             "ignored": [], "circuit_breaker": None, "api_calls": dict(getattr(client, "stats", {}) or {})}
+    opening = [d for d in decided["decisions"] if d.get("kind") == "open" and not d.get("dry_run")]
+    if batch is None or not opening:
+        counts = decided["counts"]
+        text = f"planned {counts['events']} event(s): {counts['acting']} node(s) to act on, {len(opening)} to open"
+        return dict(empty, plan=decided, msg=text + ("" if batch is None else "; nothing to quarantine"))
+    try:
+        result = quarantine_batch(client, opening, batch, check_mode)
+    except (K8sError, BatchQuarantineError) as err:
+        return dict(empty, plan=decided, batch_error=err.to_dict(),
+                    msg=f"planned; the batch quarantine failed, the per-node steps do it: {err}")
+    result["plan"] = decided
+    return result
+
+
+__all__ = ["READ_WORKERS", "plan_and_quarantine", "plan_with_state", "read_states"]
