@@ -16,7 +16,7 @@ queue behind each other. The time is split by polling the processes under ansibl
 ``--chain playbook`` runs ``ansible-playbook dsxos.cluster.remediate`` directly with the event (no Alertmanager, no
 EDA): the playbook's share alone.
 
-Usage: python bench/sentinel_alert_latency_bench.py [--runs 10] [--group-wait 1s] [--batch-window-s 0.5] [--chain eda|playbook]
+Usage: python bench/sentinel_alert_latency_bench.py [--runs 10] [--group-wait 1s] [--batch-window-s 5] [--batch-quiet-s 1] [--chain eda|playbook]
 """
 from __future__ import annotations
 
@@ -34,11 +34,13 @@ from typing import Any, Dict, List, Optional
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import sentinel_storm_bench as storm  # noqa: E402  # pylint: disable=wrong-import-position
 
+from ansible_collections.dsxos.cluster.tests.harness.rulebook_process import descendants  # noqa: E402  # pylint: disable=wrong-import-position
+
 
 def playbook_pids(root: int) -> List[int]:
     """ansible-playbook processes below ``root``."""
     found = []
-    for pid in storm.descendants(root):
+    for pid in descendants(root):
         try:
             with open(f"/proc/{pid}/cmdline", "rb") as handle:
                 if b"ansible-playbook" in handle.read():
@@ -88,7 +90,8 @@ def main() -> int:  # pylint: disable=too-many-locals,too-many-statements
     parser.add_argument("--nodes", type=int, default=100)
     parser.add_argument("--chain", choices=["eda", "playbook"], default="eda")
     parser.add_argument("--group-wait", default="1s", help="Alertmanager group_wait (production example: 30s)")
-    parser.add_argument("--batch-window-s", type=float, default=0.5, help="the EDA source's batch window (sentinel_batch_window_s)")
+    parser.add_argument("--batch-window-s", type=float, default=5.0, help="the EDA source's batch window (sentinel_batch_window_s; shipped 5)")
+    parser.add_argument("--batch-quiet-s", type=float, default=1.0, help="the EDA source's quiet time (sentinel_batch_quiet_s; shipped 1)")
     parser.add_argument("--qps", type=float, default=500.0)
     parser.add_argument("--timeout-s", type=float, default=180.0)
     args = parser.parse_args()
@@ -108,9 +111,10 @@ def main() -> int:  # pylint: disable=too-many-locals,too-many-statements
             token.write_text(storm.TOKEN + "\n", encoding="utf-8")
             token.chmod(0o600)
             port = storm.free_port()
-            rulebook = storm.RulebookProcess(work, collections, inv, {"sentinel_eda_port": port, "sentinel_eda_token_file": str(token),
-                                                                      "sentinel_batch_window_s": args.batch_window_s})
-            config = storm.alertmanager_config(rulebook.url, token, args.group_wait)
+            rulebook = storm.rulebook_process(work, collections, inv, {"sentinel_eda_port": port, "sentinel_eda_token_file": str(token),
+                                                                       "sentinel_batch_window_s": args.batch_window_s,
+                                                                       "sentinel_batch_quiet_s": args.batch_quiet_s})
+            config = storm.alertmanager_config(rulebook.url, token, group_wait=args.group_wait, **storm.AM_TIMINGS)
             with storm.AlertmanagerProcess(str(work / "am"), config) as manager:
                 for index in range(args.runs):
                     node = cluster.names[index]
@@ -143,7 +147,8 @@ def main() -> int:  # pylint: disable=too-many-locals,too-many-statements
         group_wait = seconds(args.group_wait) if args.chain == "eda" else 0.0
         print()
         print(f"Single alert -> cordon, chain {args.chain}, {args.runs} runs, {len(totals)} cordoned; Alertmanager group_wait "
-              f"{args.group_wait if args.chain == 'eda' else '-'}, EDA batch window {args.batch_window_s if args.chain == 'eda' else '-'} s; "
+              f"{args.group_wait if args.chain == 'eda' else '-'}, EDA batch window {args.batch_window_s if args.chain == 'eda' else '-'} s "
+              f"(quiet {args.batch_quiet_s if args.chain == 'eda' else '-'} s); "
               f"load {load_before} -> {load_after}")
         print()
         print("| P50 / P95 (s) | total | after group_wait | to playbook process | playbook to cordon |")
@@ -153,7 +158,7 @@ def main() -> int:  # pylint: disable=too-many-locals,too-many-statements
               f"{summary([r['playbook'] for r in rows if r['playbook'] is not None])} |")
         print()
         print(json.dumps({"chain": args.chain, "runs": args.runs, "group_wait": args.group_wait, "batch_window_s": args.batch_window_s,
-                          "rows": rows, "load_before": load_before, "load_after": load_after}))
+                          "batch_quiet_s": args.batch_quiet_s, "rows": rows, "load_before": load_before, "load_after": load_after}))
     finally:
         if rulebook is not None:
             rulebook.stop()

@@ -5,8 +5,8 @@
 
 Chain (``--chain eda``, the default): alerts are POSTed to a real Alertmanager (tests/harness/alertmanager_process.py,
 configured from extensions/alertmanager/alertmanager.yml with ``--group-wait``), which sends them to the EDA source
-``dsxos.cluster.alertmanager_gpu`` inside a real ``ansible-rulebook`` running the shipped rulebook
-``dsxos.cluster.gpu_sentinel``, which runs the real ``dsxos.cluster.remediate`` playbook of the freshly built and
+``dsxos.cluster.alertmanager_gpu`` inside a real ``ansible-rulebook`` (tests/harness/rulebook_process.py) running the
+shipped rulebook ``dsxos.cluster.gpu_sentinel``, which runs the real ``dsxos.cluster.remediate`` playbook of the freshly built and
 installed collection against the Kubernetes emulator (1,500 GPU nodes). ``--chain playbook`` skips Alertmanager and
 EDA: one ``ansible-playbook dsxos.cluster.remediate`` run gets every alert as ``sentinel_events`` (the playbook's
 share of the latency).
@@ -39,7 +39,6 @@ import sys
 import tempfile
 import threading
 import time
-import urllib.request
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
@@ -53,13 +52,17 @@ sys.path.insert(0, str(REPO / "tests" / "integration"))
 from playbook_runner import build_and_install  # noqa: E402  # pylint: disable=wrong-import-position
 
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.incident import parse_rfc3339  # noqa: E402
-from ansible_collections.dsxos.cluster.tests.harness.alertmanager_process import AlertmanagerProcess, alert, free_port, rfc3339  # noqa: E402
+from ansible_collections.dsxos.cluster.tests.harness.alertmanager_process import (  # noqa: E402
+    AlertmanagerProcess, alert, alertmanager_config, free_port, rfc3339)
 from ansible_collections.dsxos.cluster.tests.harness.k8s_emulator.emulator import Emulator  # noqa: E402
+from ansible_collections.dsxos.cluster.tests.harness.rulebook_process import RulebookProcess, localhost_inventory  # noqa: E402
 
 #: NVSentinel v0.4.0 published figures (150 / 375 simultaneous fatal events; draining 150 nodes x 15 pods, 30 s grace).
 NVSENTINEL = {150: {"cordon_p50_s": 16.75, "cordon_p90_s": 28.15, "drain_all_s": 480.0}, 375: {"cordon_p90_s": 163.0}}
 TOKEN = "bench-token-not-secret"
 VENV_BIN = Path(sys.executable).parent
+#: Alertmanager timings of the benches besides ``--group-wait`` (``alertmanager_config(..., group_wait=..., **AM_TIMINGS)``)
+AM_TIMINGS = {"group_interval": "5s", "repeat_interval": "4h"}
 
 
 def load_average() -> str:
@@ -145,8 +148,7 @@ def timeline(log_path: Path, origin: float) -> Dict[str, float]:
 
 
 def inventory(path: Path, host_vars: Dict[str, Any]) -> Path:
-    data = {"all": {"hosts": {"localhost": dict(host_vars, ansible_connection="local", ansible_python_interpreter=sys.executable)}}}
-    path.write_text(yaml.safe_dump(data), encoding="utf-8")
+    path.write_text(yaml.safe_dump(localhost_inventory(host_vars)), encoding="utf-8")
     return path
 
 
@@ -171,87 +173,13 @@ def sentinel_vars(cluster: Cluster, args: argparse.Namespace, faulty: int) -> Di
             "sentinel_fail_on_error": False}
 
 
-def descendants(pid: int) -> List[int]:
-    """Every process below ``pid`` (from /proc), children first."""
-    parents: Dict[int, List[int]] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", encoding="utf-8") as handle:
-                stat = handle.read()
-        except OSError:
-            continue
-        ppid = int(stat.rsplit(")", 1)[1].split()[1])
-        parents.setdefault(ppid, []).append(int(entry))
-    out: List[int] = []
-    todo = list(parents.get(pid, []))
-    while todo:
-        child = todo.pop()
-        out.append(child)
-        todo.extend(parents.get(child, []))
-    return out
-
-
-class RulebookProcess:
-    """ansible-rulebook running the shipped rulebook dsxos.cluster.gpu_sentinel (started here, stopped by PID)."""
-
-    def __init__(self, workdir: Path, collections: Path, inventory_path: Path, rulebook_vars: Dict[str, Any]) -> None:
-        binary = VENV_BIN / "ansible-rulebook"
-        if not binary.exists():
-            raise SystemExit(f"ansible-rulebook is not installed in {VENV_BIN}: pip install -r requirements-test.txt")
-        java = shutil.which("java")
-        if java is None:
-            raise SystemExit("java not found: ansible-rulebook needs Java 17+ (apt-get install -y openjdk-17-jre-headless)")
-        vars_path = workdir / "rulebook-vars.yml"
-        vars_path.write_text(yaml.safe_dump(rulebook_vars), encoding="utf-8")
-        env = dict(ansible_env(collections, workdir / "ansible.log"), JAVA_HOME=str(Path(os.path.realpath(java)).parents[1]))
-        self.log_path = workdir / "ansible-rulebook.log"
-        with open(self.log_path, "wb") as log:
-            self.proc = subprocess.Popen([str(binary), "--rulebook", "dsxos.cluster.gpu_sentinel", "-i", str(inventory_path),
-                                          "--vars", str(vars_path)], cwd=str(workdir), env=env, stdout=log, stderr=subprocess.STDOUT,
-                                         stdin=subprocess.DEVNULL, start_new_session=True)
-        self.url = f"http://127.0.0.1:{rulebook_vars['sentinel_eda_port']}"
-        deadline = time.monotonic() + 240
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise SystemExit(f"ansible-rulebook exited with {self.proc.returncode}:\n{self.log_path.read_text()[-4000:]}")
-            try:
-                with urllib.request.urlopen(self.url + "/healthz", timeout=2):
-                    return
-            except OSError:
-                time.sleep(0.5)
-        self.stop()
-        raise SystemExit("the EDA source inside ansible-rulebook did not answer within 240 s")
-
-    def stop(self) -> None:
-        """SIGTERM the rulebook's process group and, by PID, the playbook processes it started (ansible-runner gives them
-        a session of their own)."""
-        children = descendants(self.proc.pid)
-        for pid in children:
-            try:
-                os.kill(pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
-        if self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait(timeout=10)
-
-
-def alertmanager_config(source_url: str, token_path: Path, group_wait: str) -> Dict[str, Any]:
-    """extensions/alertmanager/alertmanager.yml pointed at the source, with ``group_wait`` (bench timing)."""
-    config = yaml.safe_load((REPO / "extensions/alertmanager/alertmanager.yml").read_text(encoding="utf-8"))
-    (route,) = config["route"]["routes"]
-    route.update(group_wait=group_wait, group_interval="5s", repeat_interval="4h")
-    receiver = next(item for item in config["receivers"] if item["name"] == route["receiver"])
-    (webhook,) = receiver["webhook_configs"]
-    webhook["url"] = source_url + "/alerts"
-    webhook["http_config"]["authorization"]["credentials_file"] = str(token_path)
-    return config
+def rulebook_process(workdir: Path, collections: Path, inventory_path: Path, rulebook_vars: Dict[str, Any]) -> RulebookProcess:
+    """ansible-rulebook running the shipped rulebook dsxos.cluster.gpu_sentinel, as the benches run it, started: its Ansible
+    log in ``workdir``/ansible.log (the timeline), up to 240 s to start, and stopped with the playbooks it started (by PID:
+    ansible-runner gives them a session of their own). A missing ansible-rulebook or Java ends the bench (SystemExit)."""
+    return RulebookProcess(workdir, "dsxos.cluster.gpu_sentinel", inventory_path, rulebook_vars, collections, vars_name="rulebook-vars.yml",
+                           extra_env={"ANSIBLE_LOG_PATH": str(workdir / "ansible.log"), "ANSIBLE_HOST_KEY_CHECKING": "False"},
+                           verbose=False, start_timeout_s=240, step_s=0.5, kill_descendants=True, error=SystemExit, log_tail=4000).start()
 
 
 def firing(labels: Dict[str, str]) -> Dict[str, Any]:
@@ -336,9 +264,11 @@ def run_storm(args: argparse.Namespace, work: Path, collections: Path, faulty_co
             token.chmod(0o600)
             port = free_port()
             rulebook_vars = {"sentinel_eda_port": port, "sentinel_eda_token_file": str(token), "sentinel_batch_window_s": args.batch_window_s,
+                             "sentinel_batch_quiet_s": args.batch_quiet_s if args.batch_quiet_s is not None else args.batch_window_s,
                              "sentinel_batch_max": 100000, "sentinel_queue_size": 100000}
-            rulebook = RulebookProcess(work, collections, inv, rulebook_vars)
-            with AlertmanagerProcess(str(work / f"am-{faulty_count}"), alertmanager_config(rulebook.url, token, args.group_wait)) as manager:
+            rulebook = rulebook_process(work, collections, inv, rulebook_vars)
+            config = alertmanager_config(rulebook.url, token, group_wait=args.group_wait, **AM_TIMINGS)
+            with AlertmanagerProcess(str(work / f"am-{faulty_count}"), config) as manager:
                 began = time.time()
                 first = post_storm(lambda chunk: manager.post_alerts([firing(item) for item in chunk]), labels, args.post_s, args.chunks)
                 posted_s = time.time() - began
@@ -425,6 +355,8 @@ def main() -> int:
     parser.add_argument("--chain", choices=["eda", "playbook"], default="eda")
     parser.add_argument("--group-wait", default="1s", help="Alertmanager group_wait (production example: 30s)")
     parser.add_argument("--batch-window-s", type=float, default=12.0, help="the EDA source's batch window (sentinel_batch_window_s)")
+    parser.add_argument("--batch-quiet-s", type=float, default=None,
+                        help="the EDA source's quiet time (sentinel_batch_quiet_s; default: the window, i.e. a fixed window)")
     parser.add_argument("--workers", type=int, default=16, help="sentinel_batch_workers")
     parser.add_argument("--qps", type=float, default=500.0, help="client QPS of the sentinel's modules (sentinel_k8s_auth.qps)")
     parser.add_argument("--no-batch", action="store_true", help="sentinel_batch_quarantine: false (the per-node loop only)")

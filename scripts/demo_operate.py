@@ -10,7 +10,8 @@ Started by scripts/demo.sh once demo/lifecycle.yml has configured and certified 
 * ``run``: writes a token file, the rulebook's variables and an inventory whose ``localhost`` carries the sentinel's
   settings (the rulebook passes only ``sentinel_events`` to the playbooks), starts ``ansible-rulebook`` with the shipped
   rulebook ``extensions/eda/rulebooks/gpu_sentinel.yml`` and Alertmanager configured from the shipped
-  ``extensions/alertmanager/alertmanager.yml`` (both on 127.0.0.1, free ports). With ``--go-file`` that happens while
+  ``extensions/alertmanager/alertmanager.yml`` (both on 127.0.0.1, free ports; tests/harness/rulebook_process.py and
+  tests/harness/alertmanager_process.py, the same code as the tests). With ``--go-file`` that happens while
   the lifecycle playbook still runs (its output held back until the file exists). Then it picks the alert's node (the
   first node the certification passed) and two healthy neighbours for its recertification, posts the alert to
   Alertmanager's API and polls the node's incident record (what ``dsxos.cluster.node_incident`` ``get`` returns, read with the same code
@@ -31,9 +32,11 @@ import signal
 import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import TYPE_CHECKING, Any, Dict, List, Optional
+
+if TYPE_CHECKING:
+    from tests.harness.rulebook_process import RulebookProcess
 
 REPO = Path(__file__).resolve().parents[1]
 RULEBOOK_REL = Path("ansible_collections/dsxos/cluster/extensions/eda/rulebooks/gpu_sentinel.yml")
@@ -153,29 +156,6 @@ def sentinel_events(client: Any, node: str, namespace: str = "default") -> List[
                                         STEPS.index(e["reason"]) if e.get("reason") in STEPS else len(STEPS)))
 
 
-def java_home() -> str:
-    java = shutil.which("java")
-    return str(Path(os.path.realpath(java)).parents[1]) if java else ""
-
-
-def wait_for(predicate: Any, timeout_s: float, what: str, step_s: float = 0.25) -> Any:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(step_s)
-    raise RuntimeError("timed out after %ds waiting for %s" % (timeout_s, what))
-
-
-def healthy(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(url, timeout=2) as resp:
-            return resp.status == 200
-    except OSError:
-        return False
-
-
 def pick_nodes(report_path: Path, wanted: str) -> Dict[str, Any]:
     """The alert's node and the recertification neighbours, from the certification report of the lifecycle run."""
     report = json.loads(report_path.read_text(encoding="utf-8"))
@@ -224,41 +204,12 @@ def write_files(args: argparse.Namespace, out: Path, port: int) -> Dict[str, Pat
     return {"token": token, "inventory": inventory, "vars": rulebook_vars, "neighbours": eda / "neighbours.json"}
 
 
-def alertmanager_config(collections: Path, source_url: str, token: Path) -> Dict[str, Any]:
-    """The shipped extensions/alertmanager/alertmanager.yml, pointed at the demo's source, with demo timings."""
-    import yaml  # pylint: disable=import-outside-toplevel
-
-    config = yaml.safe_load((collections / ALERTMANAGER_REL).read_text(encoding="utf-8"))
-    for route in config["route"]["routes"]:
-        route.update(group_wait="1s", group_interval="5s", repeat_interval="1h")
-    for receiver in config["receivers"]:
-        for webhook in receiver.get("webhook_configs") or []:
-            webhook["url"] = source_url + "/alerts"
-            webhook["http_config"]["authorization"]["credentials_file"] = str(token)
-    return config
-
-
 def xid79_alert(node: str) -> Dict[str, Any]:
     """What Prometheus sends for extensions/prometheus' GPUFallenOffBus rule on GPU 3 of ``node``."""
     from tests.harness.alertmanager_process import alert  # pylint: disable=import-outside-toplevel
     labels = {"alertname": "GPUFallenOffBus", "node": node, "gpu": "3", "uuid": "GPU-3a1f0c2d-79e5-4b6a-9c0d-0000000000a3",
               "code": "79", "action": "reboot", "severity": "critical", "fault_class": "fallen-off-bus"}
     return alert(labels, annotations={"summary": "XID on a GPU: GPU fell off the bus"})
-
-
-def stop_group(proc: Optional[subprocess.Popen], name: str) -> None:
-    """SIGTERM the process group this script started (start_new_session), SIGKILL after 20 s."""
-    if proc is None or proc.poll() is not None:
-        return
-    try:
-        os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=10)
-    except ProcessLookupError:
-        pass
-    say("stopped %s" % name)
 
 
 def running_pods(client: Any, node: str) -> List[str]:
@@ -318,10 +269,9 @@ def cmd_run(args: argparse.Namespace) -> int:  # pylint: disable=too-many-locals
     collections = Path(args.collections).resolve()
     port = free_port()
     files = write_files(args, out, port)
-    source_url = "http://127.0.0.1:%d" % port
     _HOLD[0] = bool(args.go_file)
 
-    rulebook: Optional[subprocess.Popen] = None
+    rulebook: Optional["RulebookProcess"] = None
     manager = None
     client = None
     result: Dict[str, Any] = {}
@@ -331,33 +281,30 @@ def cmd_run(args: argparse.Namespace) -> int:  # pylint: disable=too-many-locals
     signal.signal(signal.SIGTERM, _terminate)
 
     try:
-        env = dict(os.environ, JAVA_HOME=java_home(), ANSIBLE_COLLECTIONS_PATH=str(collections), ANSIBLE_COLLECTIONS_SCAN_SYS_PATH="False",
-                   ANSIBLE_LOCALHOST_WARNING="False", ANSIBLE_INVENTORY_UNPARSED_WARNING="False", ANSIBLE_NOCOLOR="1", ANSIBLE_PIPELINING="True",
-                   PATH=str(Path(args.venv) / "bin") + os.pathsep + os.environ.get("PATH", ""))
+        # pylint: disable=import-outside-toplevel
+        from tests.harness.alertmanager_process import AlertmanagerProcess, alertmanager_config
+        from tests.harness.polling import wait_until
+        from tests.harness.rulebook_process import RulebookProcess, find_java_home
         rulebook_log = logs / "ansible-rulebook.log"
+        # the demo's check has said what to install; an empty JAVA_HOME here leaves the failure to ansible-rulebook's log
+        rulebook = RulebookProcess(out / "eda", collections / RULEBOOK_REL, files["inventory"], files["vars"], collections, port=port,
+                                   binary=Path(args.venv) / "bin" / "ansible-rulebook", log_path=rulebook_log,
+                                   extra_env={"ANSIBLE_INVENTORY_UNPARSED_WARNING": "False", "ANSIBLE_PIPELINING": "True"},
+                                   java_home=find_java_home(required=False), start_timeout_s=args.start_timeout_s, step_s=0.25,
+                                   stop_timeout_s=20.0, error=RuntimeError, log_tail=3000)
         began = time.monotonic()
-        with open(rulebook_log, "wb") as log:
-            rulebook = subprocess.Popen(
-                [str(Path(args.venv) / "bin" / "ansible-rulebook"), "--rulebook", str(collections / RULEBOOK_REL),
-                 "-i", str(files["inventory"]), "--vars", str(files["vars"]), "-v"],
-                cwd=str(out / "eda"), env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
-
-        def source_up() -> bool:
-            if rulebook is not None and rulebook.poll() is not None:
-                raise RuntimeError("ansible-rulebook exited with %s (log %s):\n%s" % (
-                    rulebook.returncode, rulebook_log, rulebook_log.read_text(encoding="utf-8", errors="replace")[-3000:]))
-            return healthy(source_url + "/healthz")
-
-        from tests.harness.alertmanager_process import AlertmanagerProcess  # pylint: disable=import-outside-toplevel
-        manager = AlertmanagerProcess(str(out / "alertmanager"), alertmanager_config(collections, source_url, files["token"])).start()
+        rulebook.start(wait=False)  # Alertmanager starts while the rulebook's Java engine does
+        config = alertmanager_config(rulebook.url, files["token"], group_wait="1s", group_interval="5s", repeat_interval="1h",
+                                     base=collections / ALERTMANAGER_REL)
+        manager = AlertmanagerProcess(str(out / "alertmanager"), config).start()
         say("Alertmanager %s: config %s (extensions/alertmanager/alertmanager.yml, group_wait 1s), log %s"
             % (manager.url, out / "alertmanager" / "alertmanager.yml", manager.log_path))
-        wait_for(source_up, args.start_timeout_s, "the EDA source inside ansible-rulebook (log %s)" % rulebook_log)
+        rulebook.wait_ready()
         say("ansible-rulebook: rulebook %s, EDA source dsxos.cluster.alertmanager_gpu on %s (bearer token in %s), up in %.0f s"
-            % (RULEBOOK_REL.name, source_url, files["token"], time.monotonic() - began))
+            % (RULEBOOK_REL.name, rulebook.url, files["token"], time.monotonic() - began))
 
         if args.go_file:
-            wait_for(lambda: Path(args.go_file).exists(), args.go_timeout_s, "the go file %s" % args.go_file, step_s=0.5)
+            wait_until(lambda: Path(args.go_file).exists(), args.go_timeout_s, "the go file %s" % args.go_file, step_s=0.5, error=RuntimeError)
             release()
         picked = pick_nodes(Path(args.certify_report), args.node)
         node = picked["node"]
@@ -373,7 +320,7 @@ def cmd_run(args: argparse.Namespace) -> int:  # pylint: disable=too-many-locals
         seen: List[str] = []
 
         def progress() -> Optional[Dict[str, Any]]:
-            if rulebook is not None and rulebook.poll() is not None:
+            if rulebook is not None and not rulebook.running():
                 raise RuntimeError("ansible-rulebook exited with %s (log %s)" % (rulebook.returncode, rulebook_log))
             state = incident_state(client, node)
             current = state.get("incident") or {}
@@ -383,7 +330,8 @@ def cmd_run(args: argparse.Namespace) -> int:  # pylint: disable=too-many-locals
                 say("  +%5.1f s  %s: %s" % (time.monotonic() - posted, node, label if current else "incident ended"))
             return state if state.get("history") and not current else None
 
-        final = wait_for(progress, args.timeout_s, "the incident of %s to end (log %s)" % (node, rulebook_log), step_s=0.5)
+        final = wait_until(progress, args.timeout_s, "the incident of %s to end (log %s)" % (node, rulebook_log), step_s=0.5,
+                           error=RuntimeError)
         took = time.monotonic() - posted
 
         def recap() -> Optional[str]:
@@ -392,7 +340,8 @@ def cmd_run(args: argparse.Namespace) -> int:  # pylint: disable=too-many-locals
             return lines[-1] if lines else None
 
         # The run goes on after the incident closed (unlock, summary): stop nothing before its PLAY RECAP.
-        result["remediate_recap"] = re.sub(r"\s+", " ", wait_for(recap, 180, "the PLAY RECAP of dsxos.cluster.remediate in %s" % rulebook_log))
+        recap_line = wait_until(recap, 180, "the PLAY RECAP of dsxos.cluster.remediate in %s" % rulebook_log, step_s=0.25, error=RuntimeError)
+        result["remediate_recap"] = re.sub(r"\s+", " ", recap_line)
         say("dsxos.cluster.remediate (run by ansible-rulebook): %s" % result["remediate_recap"])
         ended = final["history"][-1]
         result.update(incident=ended.get("id"), outcome=ended.get("outcome"), action=ended.get("action"),
@@ -416,7 +365,8 @@ def cmd_run(args: argparse.Namespace) -> int:  # pylint: disable=too-many-locals
         if manager is not None:
             manager.stop()
             say("stopped Alertmanager")
-        stop_group(rulebook, "ansible-rulebook")
+        if rulebook is not None and rulebook.stop():
+            say("stopped ansible-rulebook")
         if client is not None:
             client.close()
         (out / "operate.json").write_text(json.dumps(result, indent=1, sort_keys=True) + "\n", encoding="utf-8")

@@ -7,6 +7,7 @@
 loaded and adapted) into ``workdir``, starts ``prometheus-alertmanager`` on a free port with its own storage directory
 and clustering off (never the packaged systemd service), waits until ``/-/ready`` answers, and ``stop()`` ends exactly
 that process (by its PID). ``post_alerts()`` posts to the v2 API as Prometheus does; ``alert()`` builds one alert.
+``alertmanager_config()`` is that dict: the shipped example pointed at an EDA source, with the caller's timings.
 A missing binary is an error that names the package, never a skip.
 """
 from __future__ import annotations
@@ -19,12 +20,15 @@ import socket
 import subprocess
 import time
 import urllib.request
-from typing import Any, Dict, List, Optional
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Union
 
 import yaml
 
 BINARY = "prometheus-alertmanager"
 PACKAGE = "prometheus-alertmanager"
+#: the shipped example configuration of this working tree (or of the installed collection this file belongs to)
+EXAMPLE_CONFIG = Path(__file__).resolve().parents[2] / "extensions" / "alertmanager" / "alertmanager.yml"
 
 
 def free_port() -> int:
@@ -46,6 +50,27 @@ def alert(labels: Dict[str, str], resolved: bool = False, annotations: Optional[
     if resolved:
         body["endsAt"] = rfc3339(time.time() - 1)
     return body
+
+
+def alertmanager_config(source_url: str, token_path: Union[str, Path], *, group_wait: str = "1s", group_interval: str = "1s",
+                        repeat_interval: str = "1h", resolve_timeout: Optional[str] = None,
+                        base: Optional[Union[str, Path]] = None) -> Dict[str, Any]:
+    """extensions/alertmanager/alertmanager.yml (``base``: another copy, e.g. the installed collection's) pointed at the EDA
+    source ``source_url`` (its ``/alerts``) with the bearer token in ``token_path``, and the sentinel route's timings.
+
+    ``resolve_timeout`` (global) when given: alerts posted through the API without an end are resolved after it.
+    The example has exactly one route and one webhook for it; anything else is an error here, never a guess.
+    """
+    config = yaml.safe_load(Path(base or EXAMPLE_CONFIG).read_text(encoding="utf-8"))
+    if resolve_timeout is not None:
+        config.setdefault("global", {})["resolve_timeout"] = resolve_timeout
+    (route,) = config["route"]["routes"]
+    route.update(group_wait=group_wait, group_interval=group_interval, repeat_interval=repeat_interval)
+    receiver = next(item for item in config["receivers"] if item["name"] == route["receiver"])
+    (webhook,) = receiver["webhook_configs"]
+    webhook["url"] = source_url + "/alerts"
+    webhook["http_config"]["authorization"]["credentials_file"] = str(token_path)
+    return config
 
 
 class AlertmanagerProcess:

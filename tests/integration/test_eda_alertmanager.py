@@ -8,8 +8,9 @@
   storm test.
 * Alertmanager is Debian's ``prometheus-alertmanager`` (tests/harness/alertmanager_process.py), configured from
   extensions/alertmanager/alertmanager.yml with test timings; alerts are posted to ITS API (``/api/v2/alerts``).
-* ``ansible-rulebook`` runs a copy of extensions/eda/rulebooks/gpu_sentinel.yml whose two playbook names point at
-  stand-in playbooks that record what they received (the real sentinel playbooks belong to another change).
+* ``ansible-rulebook`` (tests/harness/rulebook_process.py) runs a copy of extensions/eda/rulebooks/gpu_sentinel.yml
+  whose two playbook names point at stand-in playbooks that record what they received (the real sentinel playbooks
+  belong to another change).
 
 Missing tools are failures naming what to install: ``prometheus-alertmanager`` (apt), ``ansible-rulebook``
 (requirements-test.txt), Java 17+ (``openjdk-17-jre-headless``).
@@ -22,8 +23,6 @@ import http.client
 import json
 import os
 import re
-import shutil
-import signal
 import subprocess
 import sys
 import threading
@@ -31,12 +30,13 @@ import time
 import urllib.error
 import urllib.request
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import pytest
-import yaml
 
-from tests.harness.alertmanager_process import AlertmanagerProcess, alert, free_port
+from tests.harness.alertmanager_process import AlertmanagerProcess, alert, alertmanager_config, free_port
+from tests.harness.polling import wait_until
+from tests.harness.rulebook_process import RulebookProcess, localhost_inventory
 
 REPO = Path(__file__).resolve().parents[2]
 PLUGIN_REL = Path("ansible_collections/dsxos/cluster/extensions/eda/plugins/event_source/alertmanager_gpu.py")
@@ -47,16 +47,6 @@ WAIT_S = 90.0
 # ---------------------------------------------------------------------------------------------------------------------
 # Helpers
 # ---------------------------------------------------------------------------------------------------------------------
-
-def wait_until(predicate: Callable[[], Any], timeout_s: float, what: str, step_s: float = 0.1) -> Any:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(step_s)
-    raise AssertionError("timed out after %ss waiting for %s" % (timeout_s, what))
-
 
 def http_post(url: str, body: bytes, headers: Optional[Dict[str, str]] = None, chunked: bool = False) -> Tuple[int, Dict[str, str], Any]:
     """POST ``body``; returns (status, headers, parsed JSON body or text)."""
@@ -129,7 +119,7 @@ class SourceProcess:
             stderr.close()
         self.reader = threading.Thread(target=self._read, daemon=True)
         self.reader.start()
-        wait_until(self._healthy, 60, "the source's /healthz (log: %s)" % self.stderr_path)
+        wait_until(self._healthy, 60, "the source's /healthz (log: %s)" % self.stderr_path, step_s=0.1)
 
     @property
     def url(self) -> str:
@@ -194,18 +184,6 @@ def token_file(tmp_path: Path) -> Path:
     return path
 
 
-def alertmanager_config(source_url: str, token_path: Path, group_wait: str = "1s", group_interval: str = "1s") -> Dict[str, Any]:
-    """extensions/alertmanager/alertmanager.yml pointed at ``source_url`` and ``token_path``, with test timings."""
-    config = yaml.safe_load((REPO / "extensions/alertmanager/alertmanager.yml").read_text(encoding="utf-8"))
-    (route,) = config["route"]["routes"]
-    route.update(group_wait=group_wait, group_interval=group_interval, repeat_interval="1h")
-    receiver = next(item for item in config["receivers"] if item["name"] == route["receiver"])
-    (webhook,) = receiver["webhook_configs"]
-    webhook["url"] = source_url + "/alerts"
-    webhook["http_config"]["authorization"]["credentials_file"] = str(token_path)
-    return config
-
-
 # ---------------------------------------------------------------------------------------------------------------------
 # Alertmanager -> source
 # ---------------------------------------------------------------------------------------------------------------------
@@ -234,7 +212,7 @@ def test_alertmanager_groups_by_node_inhibits_and_the_source_normalizes(plugin, 
             found = {(e["node"], e["gpu"], e["fault_class"]) for e in source.events("firing")}
             return found if len(found) >= 4 and source.log().count("alert rejected") >= 2 else None
 
-        wait_until(firing_nodes, WAIT_S, "4 firing events and 2 rejections")
+        wait_until(firing_nodes, WAIT_S, "4 firing events and 2 rejections", step_s=0.1)
         time.sleep(3)  # anything else Alertmanager would send has had group_interval to arrive
         found = {(e["node"], e["gpu"], e["fault_class"]) for e in source.events("firing")}
         assert found == {("n-a", "0", "nvlink"), ("n-b", "3", "fatal-hardware"), ("n-c", "1", "memory"),
@@ -273,7 +251,7 @@ def test_alertmanager_groups_by_node_inhibits_and_the_source_normalizes(plugin, 
             got = {(e["node"], e["gpu"]): e for e in source.events("resolved")}
             return got if len(got) >= 4 else None
 
-        resolved = wait_until(resolved_events, WAIT_S, "4 resolved events")
+        resolved = wait_until(resolved_events, WAIT_S, "4 resolved events", step_s=0.1)
         assert set(resolved) == {("n-a", "0"), ("n-b", "3"), ("n-c", "1"), ("n-a", "1")}
         assert all(e["ends_at"] and e["fingerprint"] == by_node[e["node"] + "/" + e["gpu"]]["fingerprint"]
                    for e in resolved.values())
@@ -318,7 +296,7 @@ def test_direct_posts_are_authenticated_bounded_and_validated(plugin, sources, t
     assert status == 200 and body == {"accepted": 1, "duplicates": 0, "rejected": []}
     assert http_post(url, good, auth)[2]["duplicates"] == 1
 
-    wait_until(lambda: len(source.events()) >= 2, WAIT_S, "the two accepted events")
+    wait_until(lambda: len(source.events()) >= 2, WAIT_S, "the two accepted events", step_s=0.1)
     time.sleep(0.5)
     assert sorted(e["fingerprint"] for e in source.events()) == ["f1", "f5"]
     assert "'n1\\n'" in source.log() and TOKEN not in source.log()
@@ -343,7 +321,7 @@ def test_hmac_signature_and_separate_metrics_port(plugin, sources):
     assert http_post(url, body, {"X-Hub-Signature-256": "sha256=" + "0" * 64})[0] == 401
     assert http_post(url, body + b" ", {"X-Hub-Signature-256": "sha256=" + signature})[0] == 401
     assert http_post(url, body, {"X-Hub-Signature-256": "sha256=" + signature})[0] == 200
-    wait_until(source.events, WAIT_S, "the signed event")
+    wait_until(source.events, WAIT_S, "the signed event", step_s=0.1)
     counted = metrics("http://127.0.0.1:%d/metrics" % metrics_port)
     assert counted['dsxos_eda_requests_rejected_total{reason="unauthorized"}'] == 3
     with pytest.raises(urllib.error.HTTPError):
@@ -395,22 +373,12 @@ STANDIN = """---
 """
 
 
-def java_home() -> str:
-    java = shutil.which("java")
-    if java is None:
-        raise AssertionError("java not found: ansible-rulebook needs Java 17+ (apt-get install -y openjdk-17-jre-headless; "
-                             "scripts/system_deps.sh does)")
-    return str(Path(os.path.realpath(java)).parents[1])
-
-
 def percentile(values: List[float], fraction: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(round(fraction * (len(ordered) - 1))))]
 
 
 def test_rulebook_turns_a_storm_of_200_alerts_over_40_nodes_into_a_few_playbook_runs(installed_collection, token_file, tmp_path):
-    rulebook_bin = Path(sys.executable).parent / "ansible-rulebook"
-    assert rulebook_bin.exists(), "ansible-rulebook is not installed in %s: pip install -r requirements-test.txt" % rulebook_bin.parent
     out = tmp_path / "runs"
     out.mkdir()
     for kind in ("remediate", "release"):
@@ -421,33 +389,11 @@ def test_rulebook_turns_a_storm_of_200_alerts_over_40_nodes_into_a_few_playbook_
         text = text.replace("name: dsxos.cluster.%s\n" % kind, "name: %s\n" % (tmp_path / ("%s.yml" % kind)))
     rulebook = tmp_path / "gpu_sentinel.yml"
     rulebook.write_text(text, encoding="utf-8")
-    port = free_port()
-    (tmp_path / "vars.yml").write_text(yaml.safe_dump({
-        "sentinel_eda_port": port, "sentinel_eda_token_file": str(token_file), "sentinel_batch_window_s": 2,
-        "sentinel_batch_max": 500}), encoding="utf-8")
-    (tmp_path / "inventory.yml").write_text(yaml.safe_dump({"all": {"hosts": {"localhost": {
-        "ansible_connection": "local", "ansible_python_interpreter": sys.executable}}}}), encoding="utf-8")
-    env = dict(os.environ, JAVA_HOME=java_home(), ANSIBLE_COLLECTIONS_PATH=str(installed_collection),
-               ANSIBLE_COLLECTIONS_SCAN_SYS_PATH="False", ANSIBLE_LOCALHOST_WARNING="False", ANSIBLE_NOCOLOR="1",
-               PATH=str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""))
-    log_path = tmp_path / "ansible-rulebook.log"
-    with open(log_path, "wb") as log:
-        proc = subprocess.Popen([str(rulebook_bin), "--rulebook", str(rulebook), "-i", str(tmp_path / "inventory.yml"),
-                                 "--vars", str(tmp_path / "vars.yml"), "-v"], cwd=str(tmp_path), env=env, stdout=log,
-                                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
-    source_url = "http://127.0.0.1:%d" % port
-    try:
-        def up() -> bool:
-            if proc.poll() is not None:
-                raise AssertionError("ansible-rulebook exited with %s:\n%s" % (proc.returncode, log_path.read_text()[-6000:]))
-            try:
-                with urllib.request.urlopen(source_url + "/healthz", timeout=2):
-                    return True
-            except OSError:
-                return False
-
-        wait_until(up, 180, "the source inside ansible-rulebook")
-        config = alertmanager_config(source_url, token_file, group_wait="1s", group_interval="2s")
+    rulebook_vars = {"sentinel_eda_port": free_port(), "sentinel_eda_token_file": str(token_file), "sentinel_batch_window_s": 2,
+                     "sentinel_batch_max": 500}
+    # started and stopped (its process group) by the harness; its log stays in tmp_path/ansible-rulebook.log
+    with RulebookProcess(tmp_path, rulebook, localhost_inventory(), rulebook_vars, installed_collection, step_s=0.1) as engine:
+        config = alertmanager_config(engine.url, token_file, group_wait="1s", group_interval="2s")
         with AlertmanagerProcess(str(tmp_path / "am"), config) as manager:
             nodes = ["gpu-node-%02d" % i for i in range(40)]
             storm = [{"alertname": "GpuEccUncorrectable", "severity": "critical", "node": node, "gpu": str(gpu),
@@ -484,15 +430,7 @@ def test_rulebook_turns_a_storm_of_200_alerts_over_40_nodes_into_a_few_playbook_
             releases = wait_until(lambda: covered("release", 200), 240, "release runs covering 200 alerts", step_s=0.5)
             time.sleep(4)
             releases = runs("release")
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGTERM)
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait(timeout=10)
-    rulebook_log = log_path.read_text(encoding="utf-8", errors="replace")
+    rulebook_log = engine.log_path.read_text(encoding="utf-8", errors="replace")
     assert TOKEN not in rulebook_log
 
     for kind, found in (("remediate", remediations), ("release", releases)):

@@ -30,22 +30,19 @@ import http.client
 import json
 import os
 import re
-import shutil
 import signal
-import subprocess
-import sys
 import time
-import urllib.request
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 import pytest
-import yaml
 
 from ansible_collections.dsxos.cluster.plugins.module_utils.common.entry import call_entry
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.entry import CIRCUIT_BREAKER, NODE_QUARANTINE
-from tests.harness.alertmanager_process import AlertmanagerProcess, free_port, rfc3339
+from tests.harness.alertmanager_process import AlertmanagerProcess, alertmanager_config, free_port, rfc3339
 from tests.harness.k8s_emulator.emulator import Emulator
+from tests.harness.polling import wait_until
+from tests.harness.rulebook_process import RulebookProcess, descendants, localhost_inventory
 
 REPO = Path(__file__).resolve().parents[2]
 CALLBACK_DIR = REPO / "tests" / "integration" / "callback_plugins"
@@ -102,46 +99,6 @@ RECERTIFY_STUB = """---
 # Helpers
 # ---------------------------------------------------------------------------------------------------------------------
 
-def wait_until(predicate: Callable[[], Any], timeout_s: float, what: str, step_s: float = 0.5) -> Any:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(step_s)
-    raise AssertionError("timed out after %ss waiting for %s" % (timeout_s, what))
-
-
-def java_home() -> str:
-    java = shutil.which("java")
-    if java is None:
-        raise AssertionError("java not found: ansible-rulebook needs Java 17+ (apt-get install -y openjdk-17-jre-headless; "
-                             "scripts/system_deps.sh does)")
-    return str(Path(os.path.realpath(java)).parents[1])
-
-
-def children_of(pid: int) -> List[int]:
-    """Every descendant process of ``pid`` (from /proc), depth first."""
-    parents: Dict[int, List[int]] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open("/proc/%s/stat" % entry, "rb") as handle:
-                stat = handle.read().decode("utf-8", "replace")
-        except OSError:
-            continue
-        fields = stat[stat.rfind(")") + 2:].split()
-        parents.setdefault(int(fields[1]), []).append(int(entry))
-    out: List[int] = []
-    todo = list(parents.get(pid, []))
-    while todo:
-        child = todo.pop()
-        out.append(child)
-        todo.extend(parents.get(child, []))
-    return out
-
-
 def cmdline(pid: int) -> str:
     try:
         with open("/proc/%d/cmdline" % pid, "rb") as handle:
@@ -159,7 +116,7 @@ class Chain:  # pylint: disable=too-many-instance-attributes
         self.dump = workdir / "runs.jsonl"
         self.emu = Emulator(time_scale=0.01, seed=4321, workdir=str(workdir / "emulator"))
         self.emu.start()
-        self.rulebook: Optional[subprocess.Popen] = None
+        self.rulebook: Optional[RulebookProcess] = None
         self.manager: Optional[AlertmanagerProcess] = None
         self.port = free_port()
         self.log_path = workdir / "ansible-rulebook.log"
@@ -174,7 +131,7 @@ class Chain:  # pylint: disable=too-many-instance-attributes
         stubs["remediation"].write_text(REMEDIATION_STUB, encoding="utf-8")
         stubs["recertify"].write_text(RECERTIFY_STUB, encoding="utf-8")
         localhost = {
-            "ansible_connection": "local", "ansible_python_interpreter": sys.executable, "chain_dir": str(self.dir),
+            "chain_dir": str(self.dir),
             "sentinel_k8s_auth": {"kubeconfig": self.emu.kubeconfig_path, "retries": 3, "retry_backoff_s": 0.05},
             "sentinel_destructive": True,
             "sentinel_remediation_tasks": {a: str(stubs["remediation"]) for a in ("reboot", "reset_gpu", "driver_reload", "replace")},
@@ -184,56 +141,26 @@ class Chain:  # pylint: disable=too-many-instance-attributes
             # a killed run's lock expires after 30 s; a re-delivered alert's run waits for it
             "sentinel_lock_duration_s": 30, "sentinel_lock_wait_s": 150,
         }
-        (self.dir / "inventory.yml").write_text(yaml.safe_dump({"all": {"hosts": {"localhost": localhost}}}), encoding="utf-8")
-        (self.dir / "vars.yml").write_text(yaml.safe_dump({
-            "sentinel_eda_port": self.port, "sentinel_eda_token_file": str(self.token_path), "sentinel_batch_window_s": 1,
-            "sentinel_batch_max": 500, "sentinel_dedup_window_s": 5}), encoding="utf-8")
-        rulebook_bin = Path(sys.executable).parent / "ansible-rulebook"
-        assert rulebook_bin.exists(), "ansible-rulebook is not installed in %s: pip install -r requirements-test.txt" % rulebook_bin.parent
-        env = {key: value for key, value in os.environ.items() if not key.startswith("ANSIBLE_")}
-        env.update(JAVA_HOME=java_home(), ANSIBLE_COLLECTIONS_PATH=str(self.collections), ANSIBLE_COLLECTIONS_SCAN_SYS_PATH="False",
-                   ANSIBLE_LOCALHOST_WARNING="False", ANSIBLE_NOCOLOR="1", ANSIBLE_CALLBACK_PLUGINS=str(CALLBACK_DIR),
-                   ANSIBLE_CALLBACKS_ENABLED="dsxos_result_dump", DSXOS_RESULT_DUMP=str(self.dump),
-                   ANSIBLE_HOME=str(self.dir / "ansible-home"), ANSIBLE_LOCAL_TEMP=str(self.dir / "ansible-tmp"),
-                   PATH=str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""))
-        with open(self.log_path, "wb") as log:
-            self.rulebook = subprocess.Popen(  # pylint: disable=consider-using-with
-                [str(rulebook_bin), "--rulebook", "dsxos.cluster.gpu_sentinel", "-i", str(self.dir / "inventory.yml"),
-                 "--vars", str(self.dir / "vars.yml"), "-v"],
-                cwd=str(self.dir), env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
-        wait_until(self._up, 180, "the source inside ansible-rulebook")
-        config = yaml.safe_load((REPO / "extensions/alertmanager/alertmanager.yml").read_text(encoding="utf-8"))
+        rulebook_vars = {"sentinel_eda_port": self.port, "sentinel_eda_token_file": str(self.token_path), "sentinel_batch_window_s": 1,
+                         "sentinel_batch_max": 500, "sentinel_dedup_window_s": 5}
+        # the inherited ANSIBLE_* settings are dropped: the playbook runs see only these
+        self.rulebook = RulebookProcess(
+            self.dir, "dsxos.cluster.gpu_sentinel", localhost_inventory(localhost), rulebook_vars, self.collections,
+            log_path=self.log_path, clean_ansible_env=True, start_timeout_s=180, step_s=0.5,
+            extra_env={"ANSIBLE_CALLBACK_PLUGINS": str(CALLBACK_DIR), "ANSIBLE_CALLBACKS_ENABLED": "dsxos_result_dump",
+                       "DSXOS_RESULT_DUMP": str(self.dump), "ANSIBLE_HOME": str(self.dir / "ansible-home"),
+                       "ANSIBLE_LOCAL_TEMP": str(self.dir / "ansible-tmp")}).start()
         # alerts posted through the API without an end are resolved by Alertmanager after resolve_timeout (Prometheus
         # would keep re-sending them): long enough that nothing resolves on its own during a slow run of this module
-        config.setdefault("global", {})["resolve_timeout"] = "2h"
-        (route,) = config["route"]["routes"]
-        route.update(group_wait="1s", group_interval="1s", repeat_interval="1h")
-        receiver = next(item for item in config["receivers"] if item["name"] == route["receiver"])
-        (webhook,) = receiver["webhook_configs"]
-        webhook["url"] = self.source_url + "/alerts"
-        webhook["http_config"]["authorization"]["credentials_file"] = str(self.token_path)
+        config = alertmanager_config(self.source_url, self.token_path, group_wait="1s", group_interval="1s", repeat_interval="1h",
+                                     resolve_timeout="2h")
         self.manager = AlertmanagerProcess(str(self.dir / "alertmanager"), config).start()
-
-    def _up(self) -> bool:
-        assert self.rulebook is not None
-        if self.rulebook.poll() is not None:
-            raise AssertionError("ansible-rulebook exited with %s:\n%s" % (self.rulebook.returncode, self.log()[-6000:]))
-        try:
-            with urllib.request.urlopen(self.source_url + "/healthz", timeout=2):
-                return True
-        except OSError:
-            return False
 
     def stop(self) -> None:
         if self.manager is not None:
             self.manager.stop()
-        if self.rulebook is not None and self.rulebook.poll() is None:
-            os.killpg(self.rulebook.pid, signal.SIGTERM)
-            try:
-                self.rulebook.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.rulebook.pid, signal.SIGKILL)
-                self.rulebook.wait(timeout=10)
+        if self.rulebook is not None:
+            self.rulebook.stop()
         self.emu.stop()
 
     # ------------------------------------------------------------------ inputs
@@ -301,7 +228,7 @@ class Chain:  # pylint: disable=too-many-instance-attributes
     def wait_runs(self, after: int, predicate: Callable[[List[Dict[str, Any]]], bool], what: str) -> List[Dict[str, Any]]:
         """Wait until the runs finished after the first ``after`` satisfy ``predicate``; returns them."""
         def check() -> Optional[List[Dict[str, Any]]]:
-            assert self.rulebook is not None and self.rulebook.poll() is None, "ansible-rulebook died:\n" + self.log()[-6000:]
+            assert self.rulebook is not None and self.rulebook.running(), "ansible-rulebook died:\n" + self.log()[-6000:]
             runs = self.summaries()[after:]
             return runs if runs and predicate(runs) else None
         return wait_until(check, RUN_WAIT_S, what)
@@ -316,11 +243,11 @@ class Chain:  # pylint: disable=too-many-instance-attributes
     def kill_playbook(self) -> List[int]:
         """SIGKILL the ansible-playbook run the rulebook started (its process group and every process below it)."""
         assert self.rulebook is not None
-        found = [pid for pid in children_of(self.rulebook.pid) if "ansible-playbook" in cmdline(pid)]
-        leaders = [pid for pid in found if not any(pid in children_of(other) for other in found if other != pid)]
+        found = [pid for pid in descendants(self.rulebook.pid) if "ansible-playbook" in cmdline(pid)]
+        leaders = [pid for pid in found if not any(pid in descendants(other) for other in found if other != pid)]
         assert len(leaders) == 1, "expected one ansible-playbook under ansible-rulebook, found %s" % [(p, cmdline(p)) for p in found]
         leader = leaders[0]
-        victims = [leader] + children_of(leader)
+        victims = [leader] + descendants(leader)
         group = os.getpgid(leader)
         if group not in (os.getpgid(0), os.getpgid(self.rulebook.pid)):
             os.killpg(group, signal.SIGKILL)
