@@ -130,6 +130,9 @@ def test_batch_and_per_node_loop_record_the_same_quarantine(k8s_emulator, ansibl
                                                                         sentinel_batch_quarantine=False, **quiet))
 
     assert batch_of(first)["result"]["quarantined"] == batched
+    # a quarantine-only node the batch quarantined has nothing left to do: no per-node steps (lock, read, unlock)
+    assert not [t["task"] for t in first.tasks if "sentinel : Lock " in t["task"] or "sentinel : Read under the lock" in t["task"]]
+    assert sorted(t["task"].rsplit(" ", 1)[1] for t in second.tasks if "sentinel : Lock " in t["task"]) == looped
     # with the batch off the first task only plans; the per-node steps open each incident (one sentinel_quarantine call
     # with its decision, under the node's lock)
     assert batch_of(second)["result"]["quarantined"] == [] and not batch_of(second)["changed"]
