@@ -182,7 +182,8 @@ def test_missing_and_terminating_namespace(k8s_emulator, k8s_client):  # pylint:
         core.create_namespaced_config_map("missing", {"metadata": {"name": "x"}})
     assert exc.value.status == 404 and _status(exc.value)["message"] == 'namespaces "missing" not found'
     core.create_namespace({"metadata": {"name": "doomed"}})
-    core.create_namespaced_config_map("doomed", {"metadata": {"name": "x"}})
+    # the finalizer holds the namespace in Terminating until the test lets go (however slow the machine)
+    core.create_namespaced_config_map("doomed", {"metadata": {"name": "x", "finalizers": ["test.dsxos.io/hold"]}})
     k8s_emulator.add_nodes(1)
     core.create_namespaced_pod("doomed", {"metadata": {"name": "p"}, "spec": _POD_SPEC})
     ns = core.delete_namespace("doomed")
@@ -190,6 +191,9 @@ def test_missing_and_terminating_namespace(k8s_emulator, k8s_client):  # pylint:
     with pytest.raises(ApiException) as exc:
         core.create_namespaced_config_map("doomed", {"metadata": {"name": "y"}})
     assert exc.value.status == 403 and "is being terminated" in _status(exc.value)["message"]
+    k8s_emulator.wait_for(lambda: (k8s_emulator.api.find("v1", "ConfigMap", "x", "doomed") or {}).get("metadata", {}).get("deletionTimestamp"),
+                          10, what="the namespace purge deleting the held ConfigMap")
+    core.patch_namespaced_config_map("x", "doomed", {"metadata": {"finalizers": None}})
     k8s_emulator.wait_for(lambda: k8s_emulator.api.find("v1", "Namespace", "doomed") is None, 10, what="namespace removal")
     assert k8s_emulator.api.list("v1", "ConfigMap", "doomed") == [] and k8s_emulator.api.list("v1", "Pod", "doomed") == []
 
