@@ -9,9 +9,10 @@ module: sentinel_quarantine
 short_description: Decide and quarantine every node the sentinel opens an incident for, in one call (alert storms)
 version_added: "0.1.0"
 description:
-  - Opens the sentinel's incidents. For each decision of kind C(open) (not a dry run) it quarantines the node up to an
-    open incident, for all nodes at once on a bounded thread pool (O(workers)) - so the last node of an alert storm is
-    cordoned seconds, not minutes, after the first.
+  - Opens the sentinel's incidents. For each decision of kind C(open) - or C(needs_attention), a node at its attempt cap
+    whose incident opens in C(needs-attention) - (not a dry run) it quarantines the node up to an open incident, for all
+    nodes at once on a bounded thread pool (O(workers)) - so the last node of an alert storm is cordoned seconds, not
+    minutes, after the first.
   - The decisions come either from O(decisions) (the C(decisions) of M(dsxos.cluster.sentinel_plan)), or - when
     O(decisions) is not given - from the events themselves (O(events), O(rules), O(manual_nodes) and the other policy
     options, exactly as M(dsxos.cluster.sentinel_plan) takes them). Then this one task validates the events, reads what is
@@ -27,7 +28,7 @@ description:
     with the reason and left for the per-node steps, which resume from whatever is recorded on the node.
   - A node whose incident is already open (a rerun) is reported in RV(already_open); nothing is written. C(changed) is true
     only when a node was quarantined or a held-back node's alerts were recorded.
-  - Decisions of other kinds (C(resume), C(join), C(needs_attention), C(record)) and dry runs are listed in RV(ignored).
+  - Decisions of other kinds (C(resume), C(join), C(record)) and dry runs are listed in RV(ignored).
   - In check mode nothing is written (no lock, no breaker entry); RV(quarantined) lists what would be quarantined.
   - O(lock=false) when the caller holds every node's lock as O(holder) already (the role's per-node steps open an
     incident this way) - no lock is taken or released.
@@ -43,7 +44,7 @@ extends_documentation_fragment:
 options:
   decisions:
     description:
-      - The C(decisions) of M(dsxos.cluster.sentinel_plan); only C(kind=open) ones that are not dry runs are acted on.
+      - The C(decisions) of M(dsxos.cluster.sentinel_plan); only C(kind=open) and C(kind=needs_attention) ones that are not dry runs are acted on.
       - Without it the decisions are made here from O(events) (mutually exclusive with O(events), O(rules), O(manual_nodes)).
     type: list
     elements: dict

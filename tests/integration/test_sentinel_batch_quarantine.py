@@ -158,3 +158,29 @@ def test_batch_and_per_node_loop_record_the_same_quarantine(k8s_emulator, ansibl
                 "node_events": ["SentinelQuarantined"], "history": ["cordon"]}
     assert {n: shape(n) for n in batched + looped} == {n: expected for n in batched + looped}
     assert breaker_entries(emu) == sorted(batched + looped)
+
+
+def test_a_node_at_its_attempt_cap_opens_a_needs_attention_incident_on_both_paths(k8s_emulator, ansible_run, tmp_path):
+    """No open incident, the attempt cap reached: the node is quarantined with an incident in needs-attention - by the
+    run's first task (batch on) and by the per-node steps (batch off) alike - and no remediation runs."""
+    import datetime  # pylint: disable=import-outside-toplevel
+    emu = k8s_emulator
+    names = emu.add_nodes(6, "h100-eks", name_prefix="gpu-")
+    recent = (datetime.datetime.now(datetime.timezone.utc) - datetime.timedelta(minutes=5)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    capped = names[:2]
+    for name in capped:
+        attempts = [{"time": recent, "incident": f"sen-00000000000{i}", "action": "reboot", "key": f"k{i}"} for i in range(3)]
+        emu.api.patch("v1", "Node", name, {"metadata": {"annotations": {"dsxos.io/sentinel-attempts": json.dumps(attempts)}}})
+    batched = ansible_run("dsxos.cluster.remediate", extra_vars=run_vars(emu, tmp_path, [alert(capped[0], "fp-cap-0")]), expect_rc=0)
+    looped = ansible_run("dsxos.cluster.remediate", extra_vars=run_vars(emu, tmp_path, [alert(capped[1], "fp-cap-1")],
+                                                                        sentinel_batch_quarantine=False), expect_rc=0)
+    assert batch_of(batched)["result"]["quarantined"] == [capped[0]]
+    assert batch_of(looped)["result"]["quarantined"] == []
+    for name, result in zip(capped, (batched, looped)):
+        outcome = next(o for o in stats_of(result)["outcomes"] if o["node"] == name)
+        assert outcome["status"] == "needs-attention", outcome
+        incident = annotation(emu, name, "dsxos.io/incident")
+        assert incident["state"] == "needs-attention" and emu.api.get("v1", "Node", name)["spec"]["unschedulable"] is True
+        assert "needs attention" in annotation(emu, name, "dsxos.io/quarantine-prior")["reason"]
+        assert not stats_of(result)["failed"]
+    assert not list(tmp_path.glob("remediation-*.json")), "no remediation at the cap"

@@ -207,6 +207,22 @@ def test_other_kinds_and_dry_runs_are_ignored(k8s_emulator):
     assert result["ignored"] == [{"node": names[0], "kind": "open", "dry_run": True}, {"node": names[1], "kind": "resume", "dry_run": False}]
 
 
+def test_a_needs_attention_decision_opens_its_incident_in_needs_attention(k8s_emulator):
+    """A node at its attempt cap without an open incident: quarantined, the incident opened in needs-attention."""
+    emu = k8s_emulator
+    names = emu.add_nodes(2, "h100-eks", name_prefix="gpu-")
+    with client_for(emu) as client:
+        decision = decide(client, names[:1])[0]
+        capped = dict(decision, kind="needs_attention", state="needs-attention",
+                      reason=f"sentinel incident {decision['incident']}: needs attention: 3 remediation attempt(s)")
+        result = quarantine_batch(client, [capped], options())
+    assert result["quarantined"] == [names[0]] and not result["ignored"], result["msg"]
+    assert incident(emu, names[0])["state"] == "needs-attention" and node(emu, names[0])["spec"]["unschedulable"] is True
+    prior = json.loads(annotations(emu, names[0])["dsxos.io/quarantine-prior"])
+    assert "needs attention" in prior["reason"] and decision["incident"] in prior["reason"]
+    assert result["nodes"][0]["current"]["state"] == "needs-attention"
+
+
 @pytest.mark.parametrize("mutate,needle", [
     (lambda d: dict(d, node="gpu-0\n"), "RFC 1123"),
     (lambda d: dict(d, incident="Not An Id"), "incident"),

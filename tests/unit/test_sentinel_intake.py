@@ -141,6 +141,22 @@ def test_a_batch_that_cannot_run_returns_the_plan_with_the_error(k8s_emulator):
     assert all(incident(emu, n) is None for n in names)
 
 
+def test_any_exception_of_the_batch_keeps_the_plan(k8s_emulator, monkeypatch):
+    """A bug inside the batch (not an API error) must not lose the plan: the per-node steps still run every node."""
+    from ansible_collections.dsxos.cluster.plugins.module_utils.operate import sentinel_intake  # pylint: disable=import-outside-toplevel
+
+    def broken(*args, **kwargs):
+        del args, kwargs
+        raise RuntimeError("boom")
+    monkeypatch.setattr(sentinel_intake, "quarantine_batch", broken)
+    emu = k8s_emulator
+    names = emu.add_nodes(2, "h100-eks", name_prefix="gpu-")
+    with client_for(emu) as client:
+        result = plan_and_quarantine(client, [alert(n, f"fp-{n}") for n in names], None, POLICY, batch=batch_options())
+    assert result["batch_error"] == {"error": "RuntimeError", "msg": "boom"} and "RuntimeError" in result["msg"]
+    assert [d["node"] for d in result["plan"]["decisions"]] == names and result["quarantined"] == []
+
+
 def test_the_caller_s_lock_is_used_not_taken_or_released(k8s_emulator):
     emu = k8s_emulator
     names = emu.add_nodes(2, "h100-eks", name_prefix="gpu-")

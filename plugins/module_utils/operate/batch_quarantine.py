@@ -60,6 +60,9 @@ HELD_BACK = "held_back"
 DEFERRED = "deferred"
 IGNORED = "ignored"
 
+#: decisions that open an incident: ``open`` (state ``quarantined``) and ``needs_attention`` (a node at its attempt cap
+#: without an open incident: the incident opens in ``needs-attention`` and the node stays quarantined with that reason)
+OPENING_KINDS = ("open", "needs_attention")
 QUARANTINE_TAINT = {"key": "dsxos.io/quarantine", "effect": "NoSchedule"}
 DEFAULT_WORKERS = 16
 MAX_WORKERS = 64
@@ -155,7 +158,7 @@ def validate_batch(decisions: Sequence[Any], options: BatchOptions) -> tuple[lis
         where = f"decisions[{index}]"
         if not isinstance(decision, Mapping):
             raise BatchQuarantineError(f"{where} must be a decision of dsxos.cluster.sentinel_plan (a dict)", field=where, value=decision)
-        if decision.get("kind") != "open" or decision.get("dry_run"):
+        if decision.get("kind") not in OPENING_KINDS or decision.get("dry_run"):
             ignored.append({"node": decision.get("node"), "kind": decision.get("kind"), "dry_run": bool(decision.get("dry_run"))})
             continue
         node = _text(decision.get("node"), f"{where}.node")
@@ -363,5 +366,5 @@ def quarantine_batch(client: KubeApi, decisions: Sequence[Any], options: BatchOp
     return summarize(outcomes, ignored, batch.breaker_result, check_mode, time.monotonic() - started, dict(getattr(client, "stats", {}) or {}))
 
 
-__all__ = ["ALREADY_OPEN", "DEFERRED", "HELD_BACK", "IGNORED", "QUARANTINED", "BatchItem", "BatchOptions", "BatchQuarantine",
+__all__ = ["ALREADY_OPEN", "DEFERRED", "HELD_BACK", "IGNORED", "OPENING_KINDS", "QUARANTINED", "BatchItem", "BatchOptions", "BatchQuarantine",
            "BatchQuarantineError", "NodeOutcome", "quarantine_batch", "summarize", "truncate_reason", "validate_batch"]

@@ -13,10 +13,12 @@ controller), and they all sit between an alert and its cordon. Here the same ste
 2. :func:`read_states` reads those nodes' incident records concurrently (the same
    :func:`~.remediation_state.get_states` the ``node_incident get`` action uses);
 3. :func:`~.sentinel_policy.plan` decides with what was read - the result is exactly ``sentinel_plan``'s;
-4. :func:`~.batch_quarantine.quarantine_batch` quarantines every ``open`` decision at once (optional).
+4. :func:`~.batch_quarantine.quarantine_batch` quarantines every decision that opens an incident (``open``, and
+   ``needs_attention`` for a node at its attempt cap) at once (optional).
 
-A failure of step 4 as a whole (not of one node: those are ``deferred`` inside the batch) does not lose the plan: it is
-returned with ``batch_error`` and the role's per-node steps do every step themselves.
+A failure of step 4 as a whole - any exception, a bug included (not of one node: those are ``deferred`` inside the
+batch) - does not lose the plan: it is returned with ``batch_error`` and the role's per-node steps do every step
+themselves. Bad input fails in step 1, before anything is read or written.
 """
 from __future__ import annotations
 
@@ -24,10 +26,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Mapping, Optional, Sequence
 
 from ansible_collections.dsxos.cluster.plugins.module_utils.kube.api import KubeApi
-from ansible_collections.dsxos.cluster.plugins.module_utils.kube.errors import K8sError
-from ansible_collections.dsxos.cluster.plugins.module_utils.operate.batch_quarantine import (
-    BatchOptions, BatchQuarantineError, quarantine_batch,
-)
+from ansible_collections.dsxos.cluster.plugins.module_utils.operate.batch_quarantine import OPENING_KINDS, BatchOptions, quarantine_batch
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.remediation_state import get_states
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.sentinel_policy import PolicyOptions, plan
 
@@ -67,16 +66,17 @@ def plan_and_quarantine(client: KubeApi, raw_events: Sequence[Any], raw_rules: A
     decided = plan_with_state(client, raw_events, raw_rules, options, manual, batch.workers if batch else READ_WORKERS)
     empty: dict[str, Any] = {"changed": False, "nodes": [], "quarantined": [], "already_open": [], "held_back": [], "deferred": [],
                              "ignored": [], "circuit_breaker": None, "api_calls": dict(getattr(client, "stats", {}) or {})}
-    opening = [d for d in decided["decisions"] if d.get("kind") == "open" and not d.get("dry_run")]
+    opening = [d for d in decided["decisions"] if d.get("kind") in OPENING_KINDS and not d.get("dry_run")]
     if batch is None or not opening:
         counts = decided["counts"]
         text = f"planned {counts['events']} event(s): {counts['acting']} node(s) to act on, {len(opening)} to open"
         return dict(empty, plan=decided, msg=text + ("" if batch is None else "; nothing to quarantine"))
     try:
         result = quarantine_batch(client, opening, batch, check_mode)
-    except (K8sError, BatchQuarantineError) as err:
-        return dict(empty, plan=decided, batch_error=err.to_dict(),
-                    msg=f"planned; the batch quarantine failed, the per-node steps do it: {err}")
+    except Exception as err:  # pylint: disable=broad-exception-caught  # any failure of the batch: the plan must survive
+        error = err.to_dict() if hasattr(err, "to_dict") else {"error": type(err).__name__, "msg": str(err)}
+        return dict(empty, plan=decided, batch_error=error,
+                    msg=f"planned; the batch quarantine failed ({type(err).__name__}), the per-node steps do it: {err}")
     result["plan"] = decided
     return result
 

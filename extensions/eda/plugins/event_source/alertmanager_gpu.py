@@ -93,7 +93,8 @@ options:
   batch_quiet_s:
     description: The window also closes this many seconds after its latest event when no other event came meanwhile
       (a lone alert waits this long, not the whole O(batch_window_s); a storm that keeps arriving fills the window).
-      0 closes it as soon as the events already received are taken; a value not below O(batch_window_s) keeps the fixed window.
+      0 turns batching off (every event is handed on at once, one playbook run each); a value not below O(batch_window_s)
+      keeps the fixed window.
     type: float
     default: 1
   batch_max:
