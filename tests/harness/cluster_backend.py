@@ -47,6 +47,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
+from .k8s_emulator.emulator import container_spec
 from .kube_control_plane import rawapi
 from .kube_control_plane.cluster import RealCluster, write_kubeconfig
 from .kube_control_plane.node_simulator import NodeSimulator
@@ -99,23 +100,6 @@ class Identity:
 
 def _scaled_grace(grace_s: Optional[float], time_scale: float) -> int:
     return max(1, int(math.ceil((DEFAULT_GRACE_S if grace_s is None else grace_s) * time_scale - 1e-9)))
-
-
-def _container(name: str, image: str, gpu: int = 0, cpu: Optional[str] = None, memory: Optional[str] = None) -> Dict[str, Any]:
-    """A container as the emulator's helpers build it (GPU limit = request)."""
-    resources: Dict[str, Any] = {}
-    if gpu:
-        resources = {"limits": {"nvidia.com/gpu": str(gpu)}, "requests": {"nvidia.com/gpu": str(gpu)}}
-    if cpu or memory:
-        req = resources.setdefault("requests", {})
-        if cpu:
-            req["cpu"] = cpu
-        if memory:
-            req["memory"] = memory
-    out: Dict[str, Any] = {"name": name, "image": image}
-    if resources:
-        out["resources"] = resources
-    return out
 
 
 def wait_for(predicate: Callable[[], Any], timeout: float = 10.0, interval: float = 0.01, what: str = "condition") -> Any:
@@ -856,7 +840,7 @@ class RealBackend(ClusterBackend):  # pylint: disable=too-many-instance-attribut
 
     def _pod_spec(self, image: str, gpu: int, node_selector: Optional[Dict[str, str]], tolerations: Optional[List[Dict[str, Any]]],
                   grace_s: Optional[float], cpu: Optional[str] = None, memory: Optional[str] = None) -> Dict[str, Any]:
-        spec: Dict[str, Any] = {"containers": [_container("main", image, gpu, cpu, memory)], "terminationGracePeriodSeconds": self._grace(grace_s)}
+        spec: Dict[str, Any] = {"containers": [container_spec("main", image, gpu, cpu, memory)], "terminationGracePeriodSeconds": self._grace(grace_s)}
         if node_selector:
             spec["nodeSelector"] = dict(node_selector)
         if tolerations:
@@ -929,7 +913,7 @@ class RealBackend(ClusterBackend):  # pylint: disable=too-many-instance-attribut
             for i in range(per_node):
                 pods.append({"apiVersion": "v1", "kind": "Pod",
                              "metadata": {"name": "w-%d-%d" % (n_index, i), "namespace": namespace, "labels": {"app": "workload", **(labels or {})}},
-                             "spec": {"nodeName": node, "containers": [_container("main", image, gpu_per_pod)], "restartPolicy": "Always",
+                             "spec": {"nodeName": node, "containers": [container_spec("main", image, gpu_per_pod)], "restartPolicy": "Always",
                                       "terminationGracePeriodSeconds": self._grace(DEFAULT_GRACE_S)}})
         with ThreadPoolExecutor(max_workers=8) as pool:
             list(pool.map(self.api.create, pods))

@@ -29,7 +29,8 @@ DEFAULT_GIT_VERSION = "v1.31.4-eks-2a8d8e5"
 JobBehaviour = Callable[[dict[str, Any], dict[str, Any]], "tuple[float, int, str] | None"]
 
 
-def _container(name: str, image: str, gpu: int = 0, cpu: str | None = None, memory: str | None = None) -> dict[str, Any]:
+def container_spec(name: str, image: str, gpu: int = 0, cpu: str | None = None, memory: str | None = None) -> dict[str, Any]:
+    """A container as the test helpers build it (GPU limit = request); the real backend's facade builds the same."""
     resources: dict[str, Any] = {}
     if gpu:
         resources = {"limits": {"nvidia.com/gpu": str(gpu)}, "requests": {"nvidia.com/gpu": str(gpu)}}
@@ -306,7 +307,7 @@ class Emulator:  # pylint: disable=too-many-instance-attributes,too-many-public-
                 name = f"w-{n_index}-{i}"
                 pod = {
                     "metadata": {"name": name, "namespace": namespace, "labels": {"app": "workload", **(labels or {})}},
-                    "spec": {"nodeName": node, "containers": [_container("main", image, gpu_per_pod)], "restartPolicy": "Always",
+                    "spec": {"nodeName": node, "containers": [container_spec("main", image, gpu_per_pod)], "restartPolicy": "Always",
                              "terminationGracePeriodSeconds": 30, "schedulerName": "default-scheduler"},
                     "status": {"phase": "Running", "startTime": now, "podIP": f"100.{64 + n_index // 65536}.{(n_index // 256) % 256}.{i + 1}",
                                "conditions": [{"type": "Ready", "status": "True"}, {"type": "ContainersReady", "status": "True"},
@@ -335,7 +336,7 @@ class Emulator:  # pylint: disable=too-many-instance-attributes,too-many-public-
     @staticmethod
     def _pod_spec(image: str, gpu: int, node_selector: dict[str, str] | None, tolerations: list[dict[str, Any]] | None,
                   grace_s: int | None, cpu: str | None = None, memory: str | None = None) -> dict[str, Any]:
-        spec: dict[str, Any] = {"containers": [_container("main", image, gpu, cpu, memory)]}
+        spec: dict[str, Any] = {"containers": [container_spec("main", image, gpu, cpu, memory)]}
         if node_selector:
             spec["nodeSelector"] = dict(node_selector)
         if tolerations:
