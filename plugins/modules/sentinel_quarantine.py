@@ -39,6 +39,7 @@ author:
   - dsxos.cluster contributors (@dsxos)
 extends_documentation_fragment:
   - dsxos.cluster.k8s_auth
+  - dsxos.cluster.sentinel_batch
   - dsxos.cluster.circuit_breaker
   - dsxos.cluster.sentinel_policy
 options:
@@ -53,42 +54,10 @@ options:
       with C(read_state)). Ignored with O(decisions).
     type: bool
     default: true
-  lock:
-    description: Take (and release) each node's Lease lock. False only when the caller already holds them as O(holder).
-    type: bool
-    default: true
-  holder:
-    description: Holder identity of the node locks (the role uses C(<sentinel_actor>/<run id>), the same as its per-node steps).
-    type: str
-    required: true
-  actor:
-    description: Who acts (quarantine record, incident, breaker entry, Events).
-    type: str
-    required: true
-  lock_namespace:
-    description: Namespace of the node lock Leases.
-    type: str
-    default: dsxos-system
-  lock_duration_s:
-    description: Duration of each node lock (a killed run's lock expires after it).
-    type: int
-    default: 1800
-  lock_wait_s:
-    description: Seconds to wait for a lock another run holds before leaving the node to the per-node steps.
-    type: float
-    default: 0.0
   taint:
     description: Also taint the nodes C(dsxos.io/quarantine:NoSchedule) (the cordon always happens).
     type: bool
     default: true
-  event_namespace:
-    description: Namespace of the Kubernetes Events about the nodes.
-    type: str
-    default: default
-  workers:
-    description: Nodes handled at the same time (1-64); every request also goes through the client's O(qps) limit.
-    type: int
-    default: 16
 """
 
 EXAMPLES = r"""

@@ -58,7 +58,8 @@ def annotation(emu, name, key, default="null"):
 
 
 def node_events(emu, name):
-    items = sorted(emu.api.list("v1", "Event", "default"), key=lambda e: e["metadata"]["creationTimestamp"])
+    # creationTimestamp has whole seconds: two steps in one second are ordered by their resourceVersion (written in order)
+    items = sorted(emu.api.list("v1", "Event", "default"), key=lambda e: (e["metadata"]["creationTimestamp"], int(e["metadata"]["resourceVersion"])))
     return [e["reason"] for e in items if (e.get("involvedObject") or {}).get("name") == name]
 
 
@@ -184,3 +185,86 @@ def test_a_node_at_its_attempt_cap_opens_a_needs_attention_incident_on_both_path
         assert "needs attention" in annotation(emu, name, "dsxos.io/quarantine-prior")["reason"]
         assert not stats_of(result)["failed"]
     assert not list(tmp_path.glob("remediation-*.json")), "no remediation at the cap"
+
+
+DRAIN_TASK = "Drain every node whose decision drains it, at once"
+
+
+def pods_on(emu, name):
+    return [p for p in emu.api.list("v1", "Pod", "workloads") if p["spec"].get("nodeName") == name and not p["metadata"].get("deletionTimestamp")]
+
+
+def test_the_storm_is_drained_in_one_batch_and_the_per_node_steps_go_on_from_drained(k8s_emulator, ansible_run, tmp_path):
+    """Reboot nodes and quarantine-drain nodes with pods: ONE sentinel_drain call drains all of them (each incident
+    draining -> drained under its lock); no per-node drain runs; the reboot nodes are remediated and returned, the
+    quarantine-drain nodes wait for a release without per-node steps; the same records as the per-node drain."""
+    emu = k8s_emulator
+    names = emu.add_nodes(10, "h100-eks", name_prefix="gpu-")
+    emu.seed_pods(3, nodes=names)
+    reboot, drain_only, looped = names[:3], names[3:5], names[5:7]
+    events = [alert(n, "fp-" + n) for n in reboot] + [alert(n, "fp-" + n, "nvlink") for n in drain_only]
+    force = {"force": True, "timeout_s": 60, "pdb_retry_s": 0.05, "pdb_retry_max_s": 0.2}
+
+    result = ansible_run("dsxos.cluster.remediate", extra_vars=run_vars(emu, tmp_path, events, sentinel_drain=force), expect_rc=0)
+
+    drains = [t for t in result.tasks if DRAIN_TASK in t["task"]]
+    assert len(drains) == 1 and drains[0]["changed"], [t["task"] for t in result.tasks if "rain" in t["task"]]
+    batch = drains[0]["result"]
+    assert sorted(batch["drained"]) == sorted(reboot + drain_only) and not batch["failed_nodes"] and not batch["left"], batch["msg"]
+    assert not [t for t in result.tasks if "sentinel : Drain (" in t["task"] and t["status"] != "skipped"], "no per-node drain"
+    assert sorted(t["task"].rsplit(" ", 1)[1] for t in result.tasks if "sentinel : Lock " in t["task"]) == reboot, \
+        "only the nodes with a remediation left get per-node steps"
+    by_node = {o["node"]: o for o in stats_of(result)["outcomes"]}
+    for name in reboot:
+        assert by_node[name]["status"] == "returned" and node_events(emu, name) == STEPS, (by_node[name], node_events(emu, name))
+        assert not pods_on(emu, name)
+    for name in drain_only:
+        outcome = by_node[name]
+        assert outcome["status"] == "drained" and outcome["message"] == f"incident {outcome['incident']} drained, waiting for a release"
+        assert node_events(emu, name) == STEPS[:3] and not pods_on(emu, name)
+        assert emu.api.get("v1", "Node", name)["spec"]["unschedulable"] is True
+    for name in names:
+        lease = emu.api.get("coordination.k8s.io/v1", "Lease", f"dsxos-node-lock-{name}", "dsxos-system") if name in reboot + drain_only else None
+        assert lease is None or not lease["spec"].get("holderIdentity"), f"lock of {name} released"
+
+    # the same nodes' drain through the per-node steps (batch drain off) records exactly the same
+    off = ansible_run("dsxos.cluster.remediate", extra_vars=run_vars(emu, tmp_path, [alert(n, "fp-" + n, "nvlink") for n in looped],
+                                                                     sentinel_drain=force, sentinel_batch_drain=False), expect_rc=0)
+    assert not [t for t in off.tasks if DRAIN_TASK in t["task"] and t["status"] != "skipped"]
+    assert sorted(n for t in off.tasks if "sentinel : Drain (" in t["task"] and t["status"] != "skipped" for n in t["result"]["drained_nodes"]) == looped
+
+    def shape(name):
+        incident = annotation(emu, name, "dsxos.io/incident")
+        return {"state": incident["state"], "steps": [s["state"] for s in incident["steps"]], "events": node_events(emu, name),
+                "pods": len(pods_on(emu, name)), "history": [h["action"] for h in annotation(emu, name, "dsxos.io/quarantine-history", "[]")],
+                "status": next(o for o in stats_of(off)["outcomes"] + stats_of(result)["outcomes"] if o["node"] == name)["status"]}
+    assert {n: shape(n) for n in drain_only + looped} == {n: shape(drain_only[0]) for n in drain_only + looped}
+
+
+def test_a_node_the_batch_cannot_drain_fails_the_run_with_the_reason_and_the_next_run_resumes(k8s_emulator, ansible_run, tmp_path):
+    emu = k8s_emulator
+    blocked, fine = emu.add_nodes(4, "h100-eks", name_prefix="gpu-")[:2]
+    emu.add_deployment("solo", namespace="workloads", replicas=1, node_selector={"kubernetes.io/hostname": blocked}, grace_s=1)
+    emu.wait_for(lambda: len(pods_on(emu, blocked)) == 1, 20, what="solo running")
+    emu.add_pdb("solo", {"app": "solo"}, namespace="workloads", min_available=1)
+    emu.settle()
+    events = [alert(n, "fp-" + n, "nvlink") for n in (blocked, fine)]
+    variables = run_vars(emu, tmp_path, events, sentinel_drain={"timeout_s": 2, "pdb_retry_s": 0.05, "pdb_retry_max_s": 0.2})
+
+    failed = ansible_run("dsxos.cluster.remediate", extra_vars=variables, expect_rc=2)
+
+    summary = stats_of(failed)
+    assert [f["node"] for f in summary["failed"]] == [blocked], summary["failed"]
+    assert summary["failed"][0]["message"].startswith("batch drain: drain ") and "solo" in summary["failed"][0]["message"]
+    assert {o["node"]: o["status"] for o in summary["outcomes"]} == {blocked: "failed", fine: "drained"}
+    incident = annotation(emu, blocked, "dsxos.io/incident")
+    assert incident["state"] == "draining" and "solo" in incident["last_error"]
+    assert emu.api.get("v1", "Node", blocked)["spec"]["unschedulable"] is True and len(pods_on(emu, blocked)) == 1
+    assert not [t for t in failed.tasks if "sentinel : Drain (" in t["task"] and t["status"] != "skipped"], "not drained a second time"
+
+    emu.api.delete("policy/v1", "PodDisruptionBudget", "solo", "workloads")
+    resumed = ansible_run("dsxos.cluster.remediate", extra_vars=variables, expect_rc=0)
+    drains = [t for t in resumed.tasks if DRAIN_TASK in t["task"]]
+    assert drains[0]["result"]["drained"] == [blocked], drains[0]["result"]["msg"]
+    assert annotation(emu, blocked, "dsxos.io/incident")["state"] == "drained" and not pods_on(emu, blocked)
+    assert node_events(emu, blocked) == STEPS[:3], "the resumed incident: no second quarantine, no second draining Event"

@@ -282,13 +282,14 @@ def test_documentation_is_the_spec_and_the_module_is_in_the_k8s_group():
     doc = yaml.safe_load(namespace["DOCUMENTATION"])
     assert yaml.safe_load(namespace["EXAMPLES"]) and yaml.safe_load(namespace["RETURN"])
     fragments = doc["extends_documentation_fragment"]
-    assert fragments == ["dsxos.cluster.k8s_auth", "dsxos.cluster.circuit_breaker", "dsxos.cluster.sentinel_policy"]
+    assert fragments == ["dsxos.cluster.k8s_auth", "dsxos.cluster.sentinel_batch", "dsxos.cluster.circuit_breaker", "dsxos.cluster.sentinel_policy"]
     spec = {k: v for k, v in entry.SENTINEL_QUARANTINE.spec.items() if k not in K8S_AUTH_SPEC and k != "circuit_breaker"}
     documented = dict(doc["options"])
-    fragment = open(os.path.join(REPO, "plugins", "doc_fragments", "sentinel_policy.py"), encoding="utf-8").read()  # pylint: disable=consider-using-with
-    fragment_namespace = {}
-    exec(fragment, fragment_namespace)  # pylint: disable=exec-used
-    documented.update(yaml.safe_load(fragment_namespace["ModuleDocFragment"].DOCUMENTATION)["options"])
+    for name in ("sentinel_policy", "sentinel_batch"):
+        fragment = open(os.path.join(REPO, "plugins", "doc_fragments", name + ".py"), encoding="utf-8").read()  # pylint: disable=consider-using-with
+        fragment_namespace = {}
+        exec(fragment, fragment_namespace)  # pylint: disable=exec-used
+        documented.update(yaml.safe_load(fragment_namespace["ModuleDocFragment"].DOCUMENTATION)["options"])
     assert sorted(documented) == sorted(spec)
     for key, declared in spec.items():
         assert documented[key].get("type") == declared.get("type", "str"), key

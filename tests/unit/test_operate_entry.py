@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, dsxos.cluster contributors
 # Apache License 2.0 (see LICENSE)
-"""operate/entry.py: the four node-action EntryPoints, their specs, the breaker doc options matching the one spec, the missing
+"""operate/entry.py: the node-action EntryPoints (and the batch drain), their specs, the breaker doc options matching the one spec, the missing
 ``kubernetes`` library and the ``node`` field of Operate errors."""
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import pytest
 import yaml
 
 from ansible_collections.dsxos.cluster.plugins.doc_fragments.circuit_breaker import ModuleDocFragment
+from ansible_collections.dsxos.cluster.plugins.doc_fragments.sentinel_batch import ModuleDocFragment as SentinelBatchFragment
 from ansible_collections.dsxos.cluster.plugins.module_utils.common.entry import EntryPoint, call_entry
 from ansible_collections.dsxos.cluster.plugins.module_utils.kube import client as kube_client
 from ansible_collections.dsxos.cluster.plugins.module_utils.kube.connection_options import K8S_AUTH_SPEC
@@ -23,9 +24,10 @@ from ansible_collections.dsxos.cluster.tests.harness.k8s_emulator.pytest_fixture
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ENTRIES = {"node_drain": entry.NODE_DRAIN, "node_quarantine": entry.NODE_QUARANTINE, "circuit_breaker": entry.CIRCUIT_BREAKER,
-           "node_lock": entry.NODE_LOCK}
+           "node_lock": entry.NODE_LOCK, "sentinel_drain": entry.SENTINEL_DRAIN}
 FRAGMENTS = {"dsxos.cluster.circuit_breaker": yaml.safe_load(ModuleDocFragment.DOCUMENTATION)["options"],
-             "dsxos.cluster.circuit_breaker.settings": yaml.safe_load(ModuleDocFragment.SETTINGS)["options"]}
+             "dsxos.cluster.circuit_breaker.settings": yaml.safe_load(ModuleDocFragment.SETTINGS)["options"],
+             "dsxos.cluster.sentinel_batch": yaml.safe_load(SentinelBatchFragment.DOCUMENTATION)["options"]}
 
 
 def defaults(point, **kw):
@@ -94,6 +96,7 @@ def test_both_breaker_doc_copies_agree_and_match_the_one_spec():
 @pytest.mark.parametrize("name, params", [
     ("node_drain", {"nodes": ["gpu-0"], "reason": "x"}), ("node_quarantine", {"nodes": ["gpu-0"], "action": "cordon", "reason": "x"}),
     ("circuit_breaker", {"action": "status"}), ("node_lock", {"node": "gpu-0", "holder": "me"}),
+    ("sentinel_drain", {"decisions": [], "holder": "me", "actor": "me"}),
 ])
 def test_missing_kubernetes_library_is_a_clear_failure(monkeypatch, name, params):
     monkeypatch.setattr(kube_client, "HAS_KUBERNETES", False)

@@ -44,7 +44,7 @@ from ansible_collections.dsxos.cluster.plugins.module_utils.kube.errors import K
 from ansible_collections.dsxos.cluster.plugins.module_utils.kube.names import validate_namespace
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.circuit_breaker import BreakerConfig, CircuitBreaker
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.incident import IncidentError, format_time, parse_rfc3339, validate_fingerprint
-from ansible_collections.dsxos.cluster.plugins.module_utils.operate.node_lock import LockRequest, NodeLock, NodeLockHeld
+from ansible_collections.dsxos.cluster.plugins.module_utils.operate.node_lock import LockRequest, try_lock, unlock_quietly
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.node_lock import validate_request as validate_lock_request
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.node_quarantine import (
     CHANGED, OK, QuarantineOptions, apply_to_node, build_request, now_rfc3339,
@@ -142,22 +142,31 @@ def _text(value: Any, where: str) -> str:
     return value
 
 
+def checked_decisions(decisions: Sequence[Any], options: BatchOptions) -> list[tuple[str, Mapping[str, Any]]]:
+    """Check the batch's run-wide options (``workers``, ``event_namespace``) and that every decision is a mapping; the
+    decisions with where each is (``decisions[<i>]``) - the common start of every batch's validation."""
+    if not isinstance(options.workers, int) or isinstance(options.workers, bool) or not 1 <= options.workers <= MAX_WORKERS:
+        raise BatchQuarantineError(f"workers must be an integer in 1..{MAX_WORKERS}", field="workers", value=options.workers)
+    validate_namespace(options.event_namespace, "event_namespace")
+    out: list[tuple[str, Mapping[str, Any]]] = []
+    for index, decision in enumerate(decisions):
+        where = f"decisions[{index}]"
+        if not isinstance(decision, Mapping):
+            raise BatchQuarantineError(f"{where} must be a decision of dsxos.cluster.sentinel_plan (a dict)", field=where, value=decision)
+        out.append((where, decision))
+    return out
+
+
 def validate_batch(decisions: Sequence[Any], options: BatchOptions) -> tuple[list[BatchItem], list[dict[str, Any]]]:
     """The ``open`` decisions as :class:`BatchItem` (every field checked before any API call) and the ignored ones.
 
     A decision of another kind, or a dry run, is not this batch's: it is returned in the second list (the per-node loop
     handles it). Two ``open`` decisions for one node are refused (the policy gives one decision per node).
     """
-    if not isinstance(options.workers, int) or isinstance(options.workers, bool) or not 1 <= options.workers <= MAX_WORKERS:
-        raise BatchQuarantineError(f"workers must be an integer in 1..{MAX_WORKERS}", field="workers", value=options.workers)
-    validate_namespace(options.event_namespace, "event_namespace")
     items: list[BatchItem] = []
     ignored: list[dict[str, Any]] = []
     seen: set[str] = set()
-    for index, decision in enumerate(decisions):
-        where = f"decisions[{index}]"
-        if not isinstance(decision, Mapping):
-            raise BatchQuarantineError(f"{where} must be a decision of dsxos.cluster.sentinel_plan (a dict)", field=where, value=decision)
+    for where, decision in checked_decisions(decisions, options):
         if decision.get("kind") not in OPENING_KINDS or decision.get("dry_run"):
             ignored.append({"node": decision.get("node"), "kind": decision.get("kind"), "dry_run": bool(decision.get("dry_run"))})
             continue
@@ -200,15 +209,11 @@ class BatchQuarantine:
         """Lock (not in check mode) and read; True when the node goes on to the breaker."""
         started = time.monotonic()
         if not self.check_mode and self.options.take_locks:
-            try:
-                NodeLock(self.client, item.lock).acquire()
-                outcome.lock = "held"
-            except NodeLockHeld as err:
-                outcome.detail, outcome.error = f"locked: {err}", err.to_dict()
+            refused = try_lock(self.client, item.lock)
+            if refused is not None:
+                outcome.detail, outcome.error = refused
                 return False
-            except K8sError as err:
-                outcome.detail, outcome.error = f"lock failed: {err}", err.to_dict()
-                return False
+            outcome.lock = "held"
         outcome.seconds["lock"] = time.monotonic() - started
         try:
             state = get_states(self.client, [item.node])[item.node]
@@ -280,14 +285,8 @@ class BatchQuarantine:
             outcome.error = opened["event_error"]
 
     def _unlock(self, item: BatchItem, outcome: NodeOutcome) -> None:
-        if outcome.lock != "held":
-            return
-        release = LockRequest(node=item.lock.node, holder=item.lock.holder, state="release", namespace=item.lock.namespace)
-        try:
-            NodeLock(self.client, release).release()
-            outcome.lock = "released"
-        except K8sError as err:
-            outcome.lock = f"release failed: {err}"
+        if outcome.lock == "held":
+            outcome.lock = unlock_quietly(self.client, item.lock)
 
     # ------------------------------------------------------------------ the batch
 
@@ -366,5 +365,5 @@ def quarantine_batch(client: KubeApi, decisions: Sequence[Any], options: BatchOp
     return summarize(outcomes, ignored, batch.breaker_result, check_mode, time.monotonic() - started, dict(getattr(client, "stats", {}) or {}))
 
 
-__all__ = ["ALREADY_OPEN", "DEFERRED", "HELD_BACK", "IGNORED", "OPENING_KINDS", "QUARANTINED", "BatchItem", "BatchOptions", "BatchQuarantine",
+__all__ = ["checked_decisions", "ALREADY_OPEN", "DEFERRED", "HELD_BACK", "IGNORED", "OPENING_KINDS", "QUARANTINED", "BatchItem", "BatchOptions", "BatchQuarantine",
            "BatchQuarantineError", "NodeOutcome", "quarantine_batch", "summarize", "truncate_reason", "validate_batch"]

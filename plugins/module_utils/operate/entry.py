@@ -337,22 +337,36 @@ FLEET_STATUS = EntryPoint(name="fleet_status", doing="reporting the fleet status
 
 # ---------------------------------------------------------------------------------------------------- batch quarantine (storms)
 
-SENTINEL_QUARANTINE_SPEC: Dict[str, Any] = dict(
-    K8S_AUTH_SPEC,
-    decisions=dict(type="list", elements="dict"),
-    quarantine=dict(type="bool", default=True),
+#: the run-wide options of the sentinel's batches (doc fragment ``dsxos.cluster.sentinel_batch``): sentinel_quarantine, sentinel_drain
+SENTINEL_BATCH_SPEC: Dict[str, Any] = dict(
     lock=dict(type="bool", default=True),
     holder=dict(type="str", required=True),
     actor=dict(type="str", required=True),
     lock_namespace=dict(type="str", default="dsxos-system"),
     lock_duration_s=dict(type="int", default=1800),
     lock_wait_s=dict(type="float", default=0.0),
-    taint=dict(type="bool", default=True),
-    circuit_breaker=BREAKER_OPTION_SPEC,
     event_namespace=dict(type="str", default="default"),
     workers=dict(type="int", default=16),
+)
+SENTINEL_QUARANTINE_SPEC: Dict[str, Any] = dict(
+    K8S_AUTH_SPEC,
+    decisions=dict(type="list", elements="dict"),
+    quarantine=dict(type="bool", default=True),
+    taint=dict(type="bool", default=True),
+    circuit_breaker=BREAKER_OPTION_SPEC,
+    **SENTINEL_BATCH_SPEC,
     **SENTINEL_POLICY_SPEC,
 )
+
+
+def batch_options_from_params(params: Mapping[str, Any]) -> Any:
+    """:class:`~.batch_quarantine.BatchOptions` from the SENTINEL_BATCH_SPEC params (+ ``taint`` and ``circuit_breaker``)."""
+    from ansible_collections.dsxos.cluster.plugins.module_utils.operate.batch_quarantine import BatchOptions  # pylint: disable=import-outside-toplevel
+    return BatchOptions(holder=params["holder"], actor=params["actor"], lock_namespace=params.get("lock_namespace") or "dsxos-system",
+                        lock_duration_s=int(_number(params, "lock_duration_s", 1800)), lock_wait_s=float(_number(params, "lock_wait_s", 0.0)),
+                        taint=params.get("taint") is not False, breaker=_breaker(params) or BreakerConfig(),
+                        event_namespace=params.get("event_namespace") or "default", workers=int(_number(params, "workers", 16)),
+                        take_locks=params.get("lock") is not False)
 
 
 def run_sentinel_quarantine(params: Mapping[str, Any], check_mode: bool = False, diff: bool = False) -> Dict[str, Any]:  # pylint: disable=unused-argument
@@ -360,16 +374,12 @@ def run_sentinel_quarantine(params: Mapping[str, Any], check_mode: bool = False,
     events and quarantine in the same call (:func:`~.sentinel_intake.plan_and_quarantine`, ``quarantine: false`` only
     plans)."""
     from ansible_collections.dsxos.cluster.plugins.module_utils.operate.batch_quarantine import (  # pylint: disable=import-outside-toplevel
-        BatchOptions, quarantine_batch, validate_batch,
+        quarantine_batch, validate_batch,
     )
     from ansible_collections.dsxos.cluster.plugins.module_utils.operate.sentinel_intake import (  # pylint: disable=import-outside-toplevel
         plan_and_quarantine,
     )
-    options = BatchOptions(holder=params["holder"], actor=params["actor"], lock_namespace=params.get("lock_namespace") or "dsxos-system",
-                           lock_duration_s=int(_number(params, "lock_duration_s", 1800)), lock_wait_s=float(_number(params, "lock_wait_s", 0.0)),
-                           taint=params.get("taint") is not False, breaker=_breaker(params) or BreakerConfig(),
-                           event_namespace=params.get("event_namespace") or "default", workers=int(_number(params, "workers", 16)),
-                           take_locks=params.get("lock") is not False)
+    options = batch_options_from_params(params)
     if params.get("decisions") is not None:
         decisions = list(params["decisions"])
         validate_batch(decisions, options)
@@ -386,3 +396,32 @@ SENTINEL_QUARANTINE = EntryPoint(name="sentinel_quarantine", doing="quarantining
                                  run=run_sentinel_quarantine,
                                  module_options=dict(mutually_exclusive=[("decisions", "events"), ("decisions", "manual_nodes"),
                                                                          ("decisions", "rules")]))
+
+
+# ---------------------------------------------------------------------------------------------------- batch drain (storms)
+
+#: the options of ``node_drain`` a batch drain takes (``sentinel_drain``'s ``drain``; the role's ``sentinel_drain``)
+DRAIN_SETTINGS = ("mode", "timeout_s", "eviction_timeout_s", "grace_period_s", "protected_namespaces_extra", "protect_default_namespaces",
+                  "delete_emptydir_data", "force", "pdb_retry_s", "pdb_retry_max_s", "eviction_workers")
+SENTINEL_DRAIN_SPEC: Dict[str, Any] = dict(
+    K8S_AUTH_SPEC,
+    decisions=dict(type="list", elements="dict", required=True),
+    drain=dict(type="dict", default={}, options={k: NODE_DRAIN_SPEC[k] for k in DRAIN_SETTINGS}),
+    **SENTINEL_BATCH_SPEC,
+)
+
+
+def run_sentinel_drain(params: Mapping[str, Any], check_mode: bool = False, diff: bool = False) -> Dict[str, Any]:  # pylint: disable=unused-argument
+    """``sentinel_drain``: validate the decisions and the drain options, then :func:`~.batch_drain.drain_batch`."""
+    from ansible_collections.dsxos.cluster.plugins.module_utils.operate.batch_drain import (  # pylint: disable=import-outside-toplevel
+        drain_batch, validate_drain_batch,
+    )
+    options = batch_options_from_params(params)
+    settings = {k: v for k, v in dict(params.get("drain") or {}).items() if v is not None}
+    drain = drain_options_from_params(dict(settings, reason=f"sentinel batch drain ({params['holder']})", actor=params["actor"]), check_mode)
+    decisions = list(params.get("decisions") or [])
+    validate_drain_batch(decisions, options)  # bad input fails before connecting
+    return run_with_client(params, lambda client: drain_batch(client, decisions, options, drain, check_mode))
+
+
+SENTINEL_DRAIN = EntryPoint(name="sentinel_drain", doing="draining a batch of nodes", spec=SENTINEL_DRAIN_SPEC, run=run_sentinel_drain)

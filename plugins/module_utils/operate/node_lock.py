@@ -382,7 +382,7 @@ class NodeLock:
     def _require_node(self) -> None:
         """Locks are taken for nodes that exist (a typo must not lock nothing); release works for gone nodes."""
         try:
-            self.client.call("get", "nodes", self.client.core.read_node, self.req.node)
+            self.client.call("get", "nodes", self.client.core.read_node, self.req.node, _preload_content=False)
         except K8sNotFound:
             raise K8sNotFound(f"node {self.req.node} not found: no lock taken", verb="get", resource="nodes",
                               name=self.req.node, status=404, reason="NotFound", server=self.client.server,
@@ -397,3 +397,26 @@ class NodeLock:
         if self.req.state == "renew":
             return self.renew()
         return self.release()
+
+
+def try_lock(client: KubeApi, request: LockRequest) -> Optional[tuple[str, dict[str, Any]]]:
+    """Acquire ``request``'s lock (the batches' way): None when it is held now, else ``(detail, error)`` - held by another
+    run (``locked: ...``) or the API failed (``lock failed: ...``)."""
+    try:
+        NodeLock(client, request).acquire()
+    except NodeLockHeld as err:
+        return f"locked: {err}", err.to_dict()
+    except K8sError as err:
+        return f"lock failed: {err}", err.to_dict()
+    return None
+
+
+def unlock_quietly(client: KubeApi, request: LockRequest) -> str:
+    """Release the lock ``request`` took (same node, holder, namespace): ``released``, or ``release failed: <why>`` (an API
+    error is reported, not raised: the lock then expires after its duration)."""
+    release = LockRequest(node=request.node, holder=request.holder, state="release", namespace=request.namespace)
+    try:
+        NodeLock(client, release).release()
+        return "released"
+    except K8sError as err:
+        return f"release failed: {err}"
