@@ -365,5 +365,5 @@ def quarantine_batch(client: KubeApi, decisions: Sequence[Any], options: BatchOp
     return summarize(outcomes, ignored, batch.breaker_result, check_mode, time.monotonic() - started, dict(getattr(client, "stats", {}) or {}))
 
 
-__all__ = ["checked_decisions", "ALREADY_OPEN", "DEFERRED", "HELD_BACK", "IGNORED", "OPENING_KINDS", "QUARANTINED", "BatchItem", "BatchOptions", "BatchQuarantine",
-           "BatchQuarantineError", "NodeOutcome", "quarantine_batch", "summarize", "truncate_reason", "validate_batch"]
+__all__ = ["ALREADY_OPEN", "DEFERRED", "HELD_BACK", "IGNORED", "OPENING_KINDS", "QUARANTINED", "BatchItem", "BatchOptions", "BatchQuarantine",
+           "BatchQuarantineError", "NodeOutcome", "checked_decisions", "quarantine_batch", "summarize", "truncate_reason", "validate_batch"]
