@@ -270,10 +270,12 @@ class CircuitBreaker:
     def read(self) -> tuple[BreakerState, Optional[str]]:
         """Current state and the ConfigMap's resourceVersion (None when it does not exist yet)."""
         try:
-            cm = self.client.call("get", "configmaps", self.client.core.read_namespaced_config_map, self.config.name, self.config.namespace)
+            resp = self.client.call("get", "configmaps", self.client.core.read_namespaced_config_map, self.config.name, self.config.namespace,
+                                    _preload_content=False)
         except K8sNotFound:
             return BreakerState(), None
-        return BreakerState.from_data(cm.data, self.where), cm.metadata.resource_version
+        cm = json.loads(resp.data)
+        return BreakerState.from_data(cm.get("data"), self.where), (cm.get("metadata") or {}).get("resourceVersion")
 
     def gpu_node_count(self) -> int:
         """Number of nodes matching the GPU selector (one list call)."""
@@ -288,11 +290,12 @@ class CircuitBreaker:
                              "labels": {"app.kubernetes.io/managed-by": "dsxos.cluster", "app.kubernetes.io/component": "circuit-breaker"}}}
         if resource_version is None:
             ensure_namespace(self.client, self.config.namespace)
-            self.client.call("create", "configmaps", self.client.core.create_namespaced_config_map, self.config.namespace, body)
+            self.client.call("create", "configmaps", self.client.core.create_namespaced_config_map, self.config.namespace, body,
+                             _preload_content=False)
         else:
             body["metadata"]["resourceVersion"] = resource_version
             self.client.call("update", "configmaps", self.client.core.replace_namespaced_config_map, self.config.name,
-                             self.config.namespace, body)
+                             self.config.namespace, body, _preload_content=False)
 
     def check(self, nodes: Sequence[str]) -> BreakerDecision:
         """Would these nodes be admitted now? (no write)"""
