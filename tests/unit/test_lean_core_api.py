@@ -123,18 +123,39 @@ def test_typed_answers_other_options_and_other_methods_take_the_typed_api(pair):
     _emu, lean, _typed = pair
     node = lean.read_node("gpu-0")  # _preload_content defaults to True: a typed V1Node
     assert node.metadata.name == "gpu-0" and lean.typed_calls == 1
-    assert lean.list_node(_preload_content=False, timeout_seconds=5) is not None and lean.typed_calls == 2, "an unknown option"
+    assert lean.list_node(_preload_content=False, send_initial_events=False) is not None and lean.typed_calls == 2, "an unknown option"
     assert lean.read_node_status("gpu-0").metadata.name == "gpu-0", "a method without a route is the typed API's"
     assert lean.direct_calls == 0
 
 
+def test_evictions_deletions_and_watches_go_out_directly(pair):
+    """The drain's calls: the eviction (429 from a budget is the typed API's exception), the DELETE with its options,
+    and the pod watch - none of them imports the typed API."""
+    emu, lean, typed = pair
+    pod = raw(lean.list_namespaced_pod("workloads", _preload_content=False))["items"][0]["metadata"]
+    body = {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": pod["name"], "namespace": "workloads"}}
+    lean.create_namespaced_pod_eviction(pod["name"], "workloads", body, _preload_content=False, dry_run="All")
+    with pytest.raises(kube_exceptions.NotFoundException):
+        lean.create_namespaced_pod_eviction("gone", "workloads", dict(body, metadata={"name": "gone", "namespace": "workloads"}),
+                                            _preload_content=False)
+    other = raw(lean.list_namespaced_pod("workloads", _preload_content=False))["items"][1]["metadata"]
+    lean.delete_namespaced_pod(other["name"], "workloads", body={"preconditions": {"uid": other["uid"]}, "gracePeriodSeconds": 0},
+                               grace_period_seconds=0, _preload_content=False)
+    emu.wait_for(lambda: len(raw(typed.list_namespaced_pod("workloads", _preload_content=False))["items"]) == 1, 20, what="pod deleted")
+    stream = lean.list_pod_for_all_namespaces(watch=True, field_selector="spec.nodeName=gpu-0", timeout_seconds=1,
+                                              allow_watch_bookmarks=True, _preload_content=False)
+    events = [json.loads(line) for line in stream.read().decode().splitlines() if line.strip()]
+    assert [e["object"]["metadata"]["name"] for e in events if e["type"] == "ADDED"] == [pod["name"]]
+    assert lean.typed_calls == 0 and lean.direct_calls == 6
+
+
 def test_a_watch_through_a_lean_method_yields_the_typed_objects(pair):
-    """kubernetes.watch deserializes by the list method's return type: the lean methods carry the typed ones."""
+    """kubernetes.watch deserializes by the list method's return type: the lean methods carry the typed ones (the watch goes out directly)."""
     emu, lean, _typed = pair
     from kubernetes import watch  # pylint: disable=import-outside-toplevel
     stream = watch.Watch().stream(lean.list_node, timeout_seconds=1, _request_timeout=5)
     names = sorted(event["object"].metadata.name for event in stream)
-    assert names == ["gpu-0", "gpu-1", "gpu-2"] and lean.typed_calls == 1 and emu
+    assert names == ["gpu-0", "gpu-1", "gpu-2"] and lean.typed_calls == 0 and lean.direct_calls == 1 and emu
 
 
 def test_bad_calls_fail_like_a_python_call():

@@ -41,12 +41,20 @@ ROUTES: dict[str, tuple[str, str, tuple[str, ...], str]] = {
     "create_namespaced_event": ("POST", "/api/v1/namespaces/{namespace}/events", ("namespace", "body"), "CoreV1Event"),
     "list_namespaced_pod": ("GET", "/api/v1/namespaces/{namespace}/pods", ("namespace",), "V1PodList"),
     "list_pod_for_all_namespaces": ("GET", "/api/v1/pods", (), "V1PodList"),
+    "create_namespaced_pod_eviction": ("POST", "/api/v1/namespaces/{namespace}/pods/{name}/eviction", ("name", "namespace", "body"),
+                                       "V1Eviction"),
+    "delete_namespaced_pod": ("DELETE", "/api/v1/namespaces/{namespace}/pods/{name}", ("name", "namespace"), "V1Pod"),
 }
+
+#: methods that also take an optional ``body`` keyword (the DeleteOptions of a DELETE)
+OPTIONAL_BODY = ("delete_namespaced_pod",)
 
 #: the typed methods' query options this path sends (Python name -> the API's name); any other option takes the typed path
 QUERY_PARAMETERS = {"label_selector": "labelSelector", "field_selector": "fieldSelector", "limit": "limit", "_continue": "continue",
                     "resource_version": "resourceVersion", "resource_version_match": "resourceVersionMatch", "dry_run": "dryRun",
-                    "field_manager": "fieldManager", "pretty": "pretty"}
+                    "field_manager": "fieldManager", "pretty": "pretty", "grace_period_seconds": "gracePeriodSeconds",
+                    "propagation_policy": "propagationPolicy", "watch": "watch", "allow_watch_bookmarks": "allowWatchBookmarks",
+                    "timeout_seconds": "timeoutSeconds"}
 
 JSON = "application/json"
 
@@ -89,10 +97,10 @@ class LeanCoreV1Api:
         missing = [key for key in names if values.get(key) is None]
         if missing:
             raise ValueError(f"{name}: missing the required parameter(s) {', '.join(missing)}")
+        body = values.get("body", kwargs.pop("body", None) if name in OPTIONAL_BODY else None)
         path_params = {key: values[key] for key in ("name", "namespace") if key in values}
         query = [(QUERY_PARAMETERS[key], value) for key, value in kwargs.items() if value is not None]
         headers = {"Accept": JSON}
-        body = values.get("body")
         if body is not None:
             headers["Content-Type"] = content_type or JSON
         serialized = self.api_client.param_serialize(method=method, resource_path=path, path_params=path_params, query_params=query,
@@ -109,7 +117,7 @@ class LeanCoreV1Api:
         """Direct when the caller reads raw JSON with known options only, else the typed method with the same arguments."""
         preload = kwargs.get("_preload_content", True)
         options = {k: v for k, v in kwargs.items() if k not in ("_preload_content", "_request_timeout", "_content_type")}
-        known = set(QUERY_PARAMETERS) | set(ROUTES[name][2])
+        known = set(QUERY_PARAMETERS) | set(ROUTES[name][2]) | ({"body"} if name in OPTIONAL_BODY else set())
         if preload is False and set(options) <= known:
             return self.send(name, args, options, kwargs.get("_request_timeout"), kwargs.get("_content_type"))
         with self._lock:
@@ -132,4 +140,4 @@ for _name in ROUTES:
     setattr(LeanCoreV1Api, _name, _method(_name))
 
 
-__all__ = ["JSON", "QUERY_PARAMETERS", "ROUTES", "LeanCoreV1Api"]
+__all__ = ["JSON", "OPTIONAL_BODY", "QUERY_PARAMETERS", "ROUTES", "LeanCoreV1Api"]
