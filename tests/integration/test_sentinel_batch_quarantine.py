@@ -188,6 +188,7 @@ def test_a_node_at_its_attempt_cap_opens_a_needs_attention_incident_on_both_path
 
 
 DRAIN_TASK = "Drain every node whose decision drains it, at once"
+WARN_DRAIN_TASK = "dsxos.cluster.sentinel : Warn when the batch drain failed as a whole (the per-node steps then drain each node)"
 
 
 def pods_on(emu, name):
@@ -262,9 +263,35 @@ def test_a_node_the_batch_cannot_drain_fails_the_run_with_the_reason_and_the_nex
     assert emu.api.get("v1", "Node", blocked)["spec"]["unschedulable"] is True and len(pods_on(emu, blocked)) == 1
     assert not [t for t in failed.tasks if "sentinel : Drain (" in t["task"] and t["status"] != "skipped"], "not drained a second time"
 
+    # the budget is lifted; the next run resumes the drain, and a new alert for the node joins its incident
     emu.api.delete("policy/v1", "PodDisruptionBudget", "solo", "workloads")
-    resumed = ansible_run("dsxos.cluster.remediate", extra_vars=variables, expect_rc=0)
+    later = alert(blocked, "fp-later-" + blocked, "nvlink", starts_at="2026-03-01T10:05:00Z")
+    resumed = ansible_run("dsxos.cluster.remediate", extra_vars=dict(variables, sentinel_events=events + [later]), expect_rc=0)
     drains = [t for t in resumed.tasks if DRAIN_TASK in t["task"]]
     assert drains[0]["result"]["drained"] == [blocked], drains[0]["result"]["msg"]
-    assert annotation(emu, blocked, "dsxos.io/incident")["state"] == "drained" and not pods_on(emu, blocked)
-    assert node_events(emu, blocked) == STEPS[:3], "the resumed incident: no second quarantine, no second draining Event"
+    incident = annotation(emu, blocked, "dsxos.io/incident")
+    assert incident["state"] == "drained" and not pods_on(emu, blocked)
+    assert sorted(e["fingerprint"] for e in incident["events"]) == sorted(["fp-" + blocked, "fp-later-" + blocked]), "the new alert joined"
+    assert node_events(emu, blocked) == STEPS[:3] + ["SentinelJoined"], "the resumed incident: no second quarantine or draining Event"
+    assert {o["node"]: o["status"] for o in stats_of(resumed)["outcomes"]} == {blocked: "drained", fine: "drained"}
+
+
+def test_a_batch_drain_that_fails_as_a_whole_leaves_each_drain_to_the_per_node_steps(k8s_emulator, ansible_run, tmp_path):
+    """Drain options the drain refuses (an eviction timeout beyond the timeout): the batch task fails as a whole, says so,
+    and the run goes on - each node's own drain fails with the reason recorded, the summary is published, the run fails."""
+    emu = k8s_emulator
+    names = emu.add_nodes(3, "h100-eks", name_prefix="gpu-")[:2]
+    variables = run_vars(emu, tmp_path, [alert(n, "fp-" + n, "nvlink") for n in names], sentinel_drain={"timeout_s": 5, "eviction_timeout_s": 50})
+
+    result = ansible_run("dsxos.cluster.remediate", extra_vars=variables, expect_rc=2)
+
+    drain = next(t for t in result.tasks if DRAIN_TASK in t["task"])
+    assert "drained" not in drain["result"] and "eviction_timeout_s" in drain["result"]["msg"]
+    assert "batch drain failed, the per-node steps drain each node" in result.task(WARN_DRAIN_TASK)["result"]["msg"]
+    summary = stats_of(result)
+    assert sorted(f["node"] for f in summary["failed"]) == names
+    assert all("eviction_timeout_s" in f["message"] for f in summary["failed"]), summary["failed"]
+    for name in names:
+        incident = annotation(emu, name, "dsxos.io/incident")
+        assert incident["state"] == "draining" and "eviction_timeout_s" in incident["last_error"]
+        assert emu.api.get("v1", "Node", name)["spec"]["unschedulable"] is True

@@ -189,7 +189,7 @@ def test_check_mode_writes_nothing(cluster):
     with client_for(emu) as client:
         decisions = quarantined(client, {n: "fallen-off-bus" for n in names[:2]})
         result = drain_batch(client, decisions, options(), FAST, check_mode=True)
-    assert result["drained"] == names[:2] and all(r["status"] == "would_drain" for r in result["nodes"])
+    assert result["changed"] and result["drained"] == names[:2] and all(r["status"] == "would_drain" for r in result["nodes"])
     assert all(incident(emu, n)["state"] == "quarantined" and len(pods_on(emu, n)) == 2 for n in names[:2])
     assert not [lease for lease in emu.api.list("coordination.k8s.io/v1", "Lease", "dsxos-system") if lease["spec"].get("holderIdentity")]
 

@@ -125,7 +125,23 @@ def test_typed_answers_other_options_and_other_methods_take_the_typed_api(pair):
     assert node.metadata.name == "gpu-0" and lean.typed_calls == 1
     assert lean.list_node(_preload_content=False, send_initial_events=False) is not None and lean.typed_calls == 2, "an unknown option"
     assert lean.read_node_status("gpu-0").metadata.name == "gpu-0", "a method without a route is the typed API's"
+    lean.patch_node("gpu-0", {"metadata": {"labels": {"a": "b"}}}, _preload_content=False)
+    assert lean.typed_calls == 3, "a PATCH without its content type: the typed method picks it"
     assert lean.direct_calls == 0
+
+
+def test_discarded_answers_give_their_connection_back(pair):
+    """An unread raw answer keeps its connection; discard() reads it so the pool reuses one connection."""
+    from ansible_collections.dsxos.cluster.plugins.module_utils.kube.client import discard, ensure_namespace  # pylint: disable=import-outside-toplevel
+    emu, _lean, _typed = pair
+    client = client_from_params({"kubeconfig": emu.kubeconfig_path, "retry_backoff_s": 0})
+    for _ in range(10):
+        ensure_namespace(client, "dsxos-system")
+        discard(client.call("get", "nodes", client.core.read_node, "gpu-0", _preload_content=False))
+    manager = client.api_client.rest_client.pool_manager
+    pools = [manager.pools[key] for key in manager.pools.keys()]
+    assert sum(p.num_connections for p in pools) == 1, [p.num_connections for p in pools]
+    client.close()
 
 
 def test_evictions_deletions_and_watches_go_out_directly(pair):

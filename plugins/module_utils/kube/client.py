@@ -603,6 +603,17 @@ def run_with_client(params: Mapping[str, Any], work: Callable[[KubeClient], Dict
     return result
 
 
+def discard(response: Any) -> None:
+    """Read and drop a raw (``_preload_content=False``) answer nobody needs, so its connection goes back to the pool
+    (an unread answer keeps its connection: the next request opens - and, on TLS, handshakes - a new one)."""
+    drain = getattr(response, "drain_conn", None)
+    if callable(drain):
+        drain()
+    release = getattr(response, "release_conn", None)
+    if callable(release):
+        release()
+
+
 def ensure_namespace(client: KubeApi, name: str, labels: Optional[Mapping[str, str]] = None) -> bool:
     """Create namespace ``name`` when it does not exist; ``True`` when it was created.
 
@@ -610,14 +621,14 @@ def ensure_namespace(client: KubeApi, name: str, labels: Optional[Mapping[str, s
     A concurrent creation by someone else (409) counts as existing.
     """
     try:
-        client.call("get", "namespaces", client.core.read_namespace, name, _preload_content=False)
+        discard(client.call("get", "namespaces", client.core.read_namespace, name, _preload_content=False))
         return False
     except K8sNotFound:
         pass
     body = {"apiVersion": "v1", "kind": "Namespace",
             "metadata": {"name": name, "labels": dict(labels or {"app.kubernetes.io/managed-by": "dsxos.cluster"})}}
     try:
-        client.call("create", "namespaces", client.core.create_namespace, body, _preload_content=False)
+        discard(client.call("create", "namespaces", client.core.create_namespace, body, _preload_content=False))
     except K8sConflict:
         return False
     return True

@@ -118,7 +118,9 @@ class LeanCoreV1Api:
         preload = kwargs.get("_preload_content", True)
         options = {k: v for k, v in kwargs.items() if k not in ("_preload_content", "_request_timeout", "_content_type")}
         known = set(QUERY_PARAMETERS) | set(ROUTES[name][2]) | ({"body"} if name in OPTIONAL_BODY else set())
-        if preload is False and set(options) <= known:
+        # a PATCH without its content type is the typed method's (it picks json-patch, or strategic merge for an object)
+        patch_default = ROUTES[name][0] == "PATCH" and not kwargs.get("_content_type")
+        if preload is False and set(options) <= known and not patch_default:
             return self.send(name, args, options, kwargs.get("_request_timeout"), kwargs.get("_content_type"))
         with self._lock:
             self.typed_calls += 1

@@ -38,7 +38,7 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 from ansible_collections.dsxos.cluster.plugins.module_utils.kube.api import KubeApi
 from ansible_collections.dsxos.cluster.plugins.module_utils.kube.errors import K8sError
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.batch_quarantine import (
-    LOCK_PURPOSE, BatchOptions, BatchQuarantineError, checked_decisions,
+    LOCK_PURPOSE, BatchOptions, BatchQuarantineError, checked_decisions, run_all,
 )
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.incident import DRAINED, DRAINING, IncidentError, QUARANTINED
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.node_drain import DRAINED as NODE_DRAINED
@@ -164,6 +164,7 @@ class BatchDrain:
                 return False
             if self.check_mode:
                 outcome.status, outcome.current, outcome.detail = WOULD_DRAIN, dict(current), f"would {item.kind} drain"
+                outcome.changed = True
                 return False
             advanced = self._advance(item, DRAINING, f"{item.kind} drain")
         except (K8sError, IncidentError) as err:
@@ -226,14 +227,14 @@ class BatchDrain:
         workers = max(1, min(self.options.workers, len(items)))
         with ThreadPoolExecutor(max_workers=workers) as pool:
             try:
-                ready = list(pool.map(lambda i: self._lock_and_start(i, outcomes[i.node]), items))
+                ready = run_all(pool, lambda i: self._lock_and_start(i, outcomes[i.node]), items)
                 started = [i for i, ok in zip(items, ready) if ok]
                 with ThreadPoolExecutor(max_workers=len(DRAIN_KINDS)) as kinds:
-                    parts = list(kinds.map(lambda k: self._drain(k, [i for i in started if i.kind == k]), DRAIN_KINDS))
+                    parts = run_all(kinds, lambda k: self._drain(k, [i for i in started if i.kind == k]), DRAIN_KINDS)
                 results = {node: result for part in parts for node, result in part.items()}
-                list(pool.map(lambda i: self._finish(i, outcomes[i.node], results[i.node]), started))
+                run_all(pool, lambda i: self._finish(i, outcomes[i.node], results[i.node]), started)
             finally:
-                list(pool.map(lambda i: self._unlock(i, outcomes[i.node]), items))
+                run_all(pool, lambda i: self._unlock(i, outcomes[i.node]), items)
         return [outcomes[i.node] for i in items]
 
 

@@ -35,7 +35,7 @@ Check mode reads the nodes and asks the breaker's ``check`` (no write): ``quaran
 from __future__ import annotations
 
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Executor, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Optional, Sequence
 
@@ -72,6 +72,15 @@ REASON_LIMIT = 1000
 
 class BatchQuarantineError(IncidentError):
     """Bad input of the batch (names the decision and the field)."""
+
+
+def run_all(pool: Executor, work: Callable[[Any], Any], items: Sequence[Any]) -> list[Any]:
+    """``work`` of every item on ``pool``; waits for ALL of them before returning their results in order or raising the
+    first error (``pool.map`` would raise at the first error while later items still run - an unlock after it could
+    miss a lock one of them takes)."""
+    futures = [pool.submit(work, item) for item in items]
+    wait(futures)
+    return [future.result() for future in futures]
 
 
 def truncate_reason(text: str, length: int = REASON_LIMIT) -> str:
@@ -313,7 +322,7 @@ class BatchQuarantine:
         workers = max(1, min(self.options.workers, len(items)))
         with ThreadPoolExecutor(max_workers=workers) as pool:
             try:
-                ready = list(pool.map(lambda i: self._lock_and_read(i, outcomes[i.node]), items))
+                ready = run_all(pool, lambda i: self._lock_and_read(i, outcomes[i.node]), items)
                 candidates = [i for i, ok in zip(items, ready) if ok]
                 try:
                     refused = self._ask_breaker(candidates)
@@ -322,12 +331,12 @@ class BatchQuarantine:
                         outcomes[item.node].detail = f"circuit breaker unavailable, nothing quarantined: {err}"
                         outcomes[item.node].error = err.to_dict()
                     candidates, refused = [], {}
-                list(pool.map(lambda i: self._hold_back(i, outcomes[i.node], refused[i.node]), [i for i in candidates if i.node in refused]))
+                run_all(pool, lambda i: self._hold_back(i, outcomes[i.node], refused[i.node]), [i for i in candidates if i.node in refused])
                 admitted = [i for i in candidates if i.node not in refused]
-                cordoned = list(pool.map(lambda i: self._cordon(i, outcomes[i.node]), admitted))
-                list(pool.map(lambda i: self._open(i, outcomes[i.node]), [i for i, ok in zip(admitted, cordoned) if ok]))
+                cordoned = run_all(pool, lambda i: self._cordon(i, outcomes[i.node]), admitted)
+                run_all(pool, lambda i: self._open(i, outcomes[i.node]), [i for i, ok in zip(admitted, cordoned) if ok])
             finally:
-                list(pool.map(lambda i: self._unlock(i, outcomes[i.node]), items))
+                run_all(pool, lambda i: self._unlock(i, outcomes[i.node]), items)
         return [outcomes[i.node] for i in items]
 
 
@@ -366,4 +375,4 @@ def quarantine_batch(client: KubeApi, decisions: Sequence[Any], options: BatchOp
 
 
 __all__ = ["ALREADY_OPEN", "DEFERRED", "HELD_BACK", "IGNORED", "OPENING_KINDS", "QUARANTINED", "BatchItem", "BatchOptions", "BatchQuarantine",
-           "BatchQuarantineError", "NodeOutcome", "checked_decisions", "quarantine_batch", "summarize", "truncate_reason", "validate_batch"]
+           "BatchQuarantineError", "NodeOutcome", "checked_decisions", "quarantine_batch", "run_all", "summarize", "truncate_reason", "validate_batch"]

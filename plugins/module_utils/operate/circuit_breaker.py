@@ -27,7 +27,7 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 
 from ansible_collections.dsxos.cluster.plugins.module_utils.kube.api import KubeApi
 from ansible_collections.dsxos.cluster.plugins.module_utils.kube.errors import K8sConflict, K8sError, K8sNotFound
-from ansible_collections.dsxos.cluster.plugins.module_utils.kube.client import ensure_namespace
+from ansible_collections.dsxos.cluster.plugins.module_utils.kube.client import discard, ensure_namespace
 from ansible_collections.dsxos.cluster.plugins.module_utils.kube.names import (
     validate_label_selector, validate_namespace, validate_node_name, validate_subdomain,
 )
@@ -290,12 +290,12 @@ class CircuitBreaker:
                              "labels": {"app.kubernetes.io/managed-by": "dsxos.cluster", "app.kubernetes.io/component": "circuit-breaker"}}}
         if resource_version is None:
             ensure_namespace(self.client, self.config.namespace)
-            self.client.call("create", "configmaps", self.client.core.create_namespaced_config_map, self.config.namespace, body,
-                             _preload_content=False)
+            discard(self.client.call("create", "configmaps", self.client.core.create_namespaced_config_map, self.config.namespace, body,
+                                     _preload_content=False))
         else:
             body["metadata"]["resourceVersion"] = resource_version
-            self.client.call("update", "configmaps", self.client.core.replace_namespaced_config_map, self.config.name,
-                             self.config.namespace, body, _preload_content=False)
+            discard(self.client.call("update", "configmaps", self.client.core.replace_namespaced_config_map, self.config.name,
+                                     self.config.namespace, body, _preload_content=False))
 
     def check(self, nodes: Sequence[str]) -> BreakerDecision:
         """Would these nodes be admitted now? (no write)"""

@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Optional
 
 from ansible_collections.dsxos.cluster.plugins.module_utils.kube.api import KubeApi
-from ansible_collections.dsxos.cluster.plugins.module_utils.kube.client import ApiException
+from ansible_collections.dsxos.cluster.plugins.module_utils.kube.client import ApiException, discard
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.drain_policy import EvictionRefusal, PodDecision, parse_eviction_refusal
 
 
@@ -101,7 +101,7 @@ def evict_pod(client: KubeApi, decision: PodDecision, grace_period_s: Optional[i
             if delete_options:
                 body["deleteOptions"] = delete_options
             try:
-                client.core.create_namespaced_pod_eviction(decision.name, decision.namespace, body, **kwargs)
+                discard(client.core.create_namespaced_pod_eviction(decision.name, decision.namespace, body, **kwargs))
                 _EVICTION_VERSION_BY_SERVER[server] = version
                 return None
             except ApiException as exc:
@@ -127,7 +127,7 @@ def delete_pod(client: KubeApi, decision: PodDecision, grace_period_s: Optional[
     if dry_run:
         body["dryRun"] = ["All"]
         kwargs["dry_run"] = "All"
-    client.call("delete", "pods", client.core.delete_namespaced_pod, decision.name, decision.namespace, body=body, **kwargs)
+    discard(client.call("delete", "pods", client.core.delete_namespaced_pod, decision.name, decision.namespace, body=body, **kwargs))
 
 
 __all__ = ["RetryScheduler", "delete_pod", "evict_pod"]

@@ -29,7 +29,7 @@ from typing import Any, Callable, Mapping, Optional
 
 from ansible_collections.dsxos.cluster.plugins.module_utils.kube.api import KubeApi
 from ansible_collections.dsxos.cluster.plugins.module_utils.kube.client import (
-    K8sConflict, K8sError, K8sNotFound, ensure_namespace,
+    K8sConflict, K8sError, K8sNotFound, discard, ensure_namespace,
 )
 from ansible_collections.dsxos.cluster.plugins.module_utils.kube.names import (
     MAX_LABEL, MAX_SUBDOMAIN, K8sInvalidName, require_printable, validate_namespace, validate_node_name, validate_subdomain,
@@ -382,7 +382,7 @@ class NodeLock:
     def _require_node(self) -> None:
         """Locks are taken for nodes that exist (a typo must not lock nothing); release works for gone nodes."""
         try:
-            self.client.call("get", "nodes", self.client.core.read_node, self.req.node, _preload_content=False)
+            discard(self.client.call("get", "nodes", self.client.core.read_node, self.req.node, _preload_content=False))
         except K8sNotFound:
             raise K8sNotFound(f"node {self.req.node} not found: no lock taken", verb="get", resource="nodes",
                               name=self.req.node, status=404, reason="NotFound", server=self.client.server,

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Optional, Sequence
 
 from ansible_collections.dsxos.cluster.plugins.module_utils.kube.api import KubeApi
+from ansible_collections.dsxos.cluster.plugins.module_utils.kube.client import discard
 from ansible_collections.dsxos.cluster.plugins.module_utils.kube.errors import K8sConflict, K8sError, K8sNotFound
 from ansible_collections.dsxos.cluster.plugins.module_utils.kube.names import validate_label_selector, validate_namespace, validate_node_name
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.incident import (
@@ -167,7 +168,7 @@ def emit_event(client: KubeApi, node: Mapping[str, Any], options: IncidentOption
     """Create the Event; None when created (or already there), else the error (Events are best effort)."""
     body = event_body(node, options.event_namespace, change, incident_id, options.actor, now)
     try:
-        client.call("create", "events", client.core.create_namespaced_event, options.event_namespace, body, _preload_content=False)
+        discard(client.call("create", "events", client.core.create_namespaced_event, options.event_namespace, body, _preload_content=False))
     except K8sConflict:
         return None
     except K8sError as err:
