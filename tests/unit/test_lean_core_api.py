@@ -135,7 +135,7 @@ def test_discarded_answers_give_their_connection_back(pair):
     from ansible_collections.dsxos.cluster.plugins.module_utils.kube.client import discard, ensure_namespace  # pylint: disable=import-outside-toplevel
     emu, _lean, _typed = pair
     client = client_from_params({"kubeconfig": emu.kubeconfig_path, "retry_backoff_s": 0})
-    for _ in range(10):
+    for _round in range(10):
         ensure_namespace(client, "dsxos-system")
         discard(client.call("get", "nodes", client.core.read_node, "gpu-0", _preload_content=False))
     manager = client.api_client.rest_client.pool_manager
