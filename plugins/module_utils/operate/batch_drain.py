@@ -38,12 +38,12 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 from ansible_collections.dsxos.cluster.plugins.module_utils.kube.api import KubeApi
 from ansible_collections.dsxos.cluster.plugins.module_utils.kube.errors import K8sError
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.batch_quarantine import (
-    LOCK_PURPOSE, BatchOptions, BatchQuarantineError, checked_decisions, run_all,
+    LOCK_PURPOSE, BatchOptions, BatchQuarantineError, checked_decisions, release_node_lock, run_all, take_node_lock,
 )
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.incident import DRAINED, DRAINING, IncidentError, QUARANTINED
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.node_drain import DRAINED as NODE_DRAINED
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.node_drain import DrainOptions, NodeDrainResult, drain_nodes
-from ansible_collections.dsxos.cluster.plugins.module_utils.operate.node_lock import LockRequest, try_lock, unlock_quietly
+from ansible_collections.dsxos.cluster.plugins.module_utils.operate.node_lock import LockRequest
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.node_lock import validate_request as validate_lock_request
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.remediation_state import (
     IncidentOptions, apply_incident, get_states, validate_options as validate_incident_options,
@@ -148,12 +148,8 @@ class BatchDrain:
     def _lock_and_start(self, item: DrainItem, outcome: DrainOutcome) -> bool:
         """Lock, read, advance to ``draining``; True when the node is to be drained."""
         started = time.monotonic()
-        if not self.check_mode and self.options.take_locks:
-            refused = try_lock(self.client, item.lock)
-            if refused is not None:
-                outcome.detail, outcome.error = refused
-                return False
-            outcome.lock = "held"
+        if not take_node_lock(self.client, item.lock, outcome, not self.check_mode and self.options.take_locks):
+            return False
         try:
             state = get_states(self.client, [item.node])[item.node]
             current = state.get("incident") if state.get("exists") and not state.get("unreadable") else None
@@ -207,8 +203,7 @@ class BatchDrain:
             outcome.error = {"error": "DrainFailed", "msg": outcome.detail, "node": item.node}
 
     def _unlock(self, item: DrainItem, outcome: DrainOutcome) -> None:
-        if outcome.lock == "held":
-            outcome.lock = unlock_quietly(self.client, item.lock)
+        release_node_lock(self.client, item.lock, outcome)
 
     def _drain(self, kind: str, items: Sequence[DrainItem]) -> dict[str, NodeDrainResult]:
         if not items:

@@ -83,6 +83,25 @@ def run_all(pool: Executor, work: Callable[[Any], Any], items: Sequence[Any]) ->
     return [future.result() for future in futures]
 
 
+def take_node_lock(client: KubeApi, request: LockRequest, outcome: Any, enabled: bool) -> bool:
+    """A batch's lock step for one node: ``outcome.lock = "held"`` and True, or ``outcome.detail``/``error`` set and False
+    (locked by another run, or the API failed); True without a lock when ``enabled`` is off (check mode, the caller's lock)."""
+    if not enabled:
+        return True
+    refused = try_lock(client, request)
+    if refused is not None:
+        outcome.detail, outcome.error = refused
+        return False
+    outcome.lock = "held"
+    return True
+
+
+def release_node_lock(client: KubeApi, request: LockRequest, outcome: Any) -> None:
+    """Release the lock :func:`take_node_lock` took for ``outcome`` (``outcome.lock``: released / release failed: ...)."""
+    if outcome.lock == "held":
+        outcome.lock = unlock_quietly(client, request)
+
+
 def truncate_reason(text: str, length: int = REASON_LIMIT) -> str:
     """The cordon reason cut to ``length`` the way Jinja's ``truncate`` cuts (leeway 5, whole words, ``...``)."""
     if len(text) <= length + 5:
@@ -217,12 +236,8 @@ class BatchQuarantine:
     def _lock_and_read(self, item: BatchItem, outcome: NodeOutcome) -> bool:
         """Lock (not in check mode) and read; True when the node goes on to the breaker."""
         started = time.monotonic()
-        if not self.check_mode and self.options.take_locks:
-            refused = try_lock(self.client, item.lock)
-            if refused is not None:
-                outcome.detail, outcome.error = refused
-                return False
-            outcome.lock = "held"
+        if not take_node_lock(self.client, item.lock, outcome, not self.check_mode and self.options.take_locks):
+            return False
         outcome.seconds["lock"] = time.monotonic() - started
         try:
             state = get_states(self.client, [item.node])[item.node]
@@ -294,8 +309,7 @@ class BatchQuarantine:
             outcome.error = opened["event_error"]
 
     def _unlock(self, item: BatchItem, outcome: NodeOutcome) -> None:
-        if outcome.lock == "held":
-            outcome.lock = unlock_quietly(self.client, item.lock)
+        release_node_lock(self.client, item.lock, outcome)
 
     # ------------------------------------------------------------------ the batch
 
@@ -375,4 +389,5 @@ def quarantine_batch(client: KubeApi, decisions: Sequence[Any], options: BatchOp
 
 
 __all__ = ["ALREADY_OPEN", "DEFERRED", "HELD_BACK", "IGNORED", "OPENING_KINDS", "QUARANTINED", "BatchItem", "BatchOptions", "BatchQuarantine",
-           "BatchQuarantineError", "NodeOutcome", "checked_decisions", "quarantine_batch", "run_all", "summarize", "truncate_reason", "validate_batch"]
+           "BatchQuarantineError", "NodeOutcome", "checked_decisions", "quarantine_batch", "release_node_lock", "run_all", "summarize",
+           "take_node_lock", "truncate_reason", "validate_batch"]
