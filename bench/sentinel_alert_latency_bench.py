@@ -72,10 +72,17 @@ def wait_cordon(cluster: storm.Cluster, node: str, timeout_s: float, root: Optio
     return None, started
 
 
-def wait_idle(root: int, timeout_s: float) -> None:
+def wait_idle(root: int, timeout_s: float, quiet_s: float = 1.5) -> None:
+    """Until no playbook runs under ``root`` for ``quiet_s`` (the rulebook starts a batch's second run right after its
+    intake: a single poll between the two would see none)."""
     deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline and playbook_pids(root):
-        time.sleep(0.2)
+    calm_since = time.monotonic()
+    while time.monotonic() < deadline:
+        if playbook_pids(root):
+            calm_since = time.monotonic()
+        elif time.monotonic() - calm_since >= quiet_s:
+            return
+        time.sleep(0.1)
 
 
 def summary(values: List[float]) -> str:
@@ -92,6 +99,8 @@ def main() -> int:  # pylint: disable=too-many-locals,too-many-statements
     parser.add_argument("--group-wait", default="1s", help="Alertmanager group_wait (production example: 30s)")
     parser.add_argument("--batch-window-s", type=float, default=5.0, help="the EDA source's batch window (sentinel_batch_window_s; shipped 5)")
     parser.add_argument("--batch-quiet-s", type=float, default=1.0, help="the EDA source's quiet time (sentinel_batch_quiet_s; shipped 1)")
+    parser.add_argument("--batch-first-quiet-s", type=float, default=0.2,
+                        help="the EDA source's quiet time after a calm (sentinel_batch_first_quiet_s; shipped 0.2)")
     parser.add_argument("--qps", type=float, default=500.0)
     parser.add_argument("--timeout-s", type=float, default=180.0)
     args = parser.parse_args()
@@ -113,12 +122,16 @@ def main() -> int:  # pylint: disable=too-many-locals,too-many-statements
             port = storm.free_port()
             rulebook = storm.rulebook_process(work, collections, inv, {"sentinel_eda_port": port, "sentinel_eda_token_file": str(token),
                                                                        "sentinel_batch_window_s": args.batch_window_s,
-                                                                       "sentinel_batch_quiet_s": args.batch_quiet_s})
+                                                                       "sentinel_batch_quiet_s": args.batch_quiet_s,
+                                                                       "sentinel_batch_first_quiet_s": args.batch_first_quiet_s})
             config = storm.alertmanager_config(rulebook.url, token, group_wait=args.group_wait, **storm.AM_TIMINGS)
             with storm.AlertmanagerProcess(str(work / "am"), config) as manager:
+                posted = 0.0
                 for index in range(args.runs):
                     node = cluster.names[index]
                     labels = storm.storm_alerts([node], 1, "fallen-off-bus")
+                    # a single alert: the one before it came more than a batch window ago
+                    time.sleep(max(0.0, posted + args.batch_window_s + 0.5 - time.time()))
                     posted = time.time()
                     manager.post_alerts([storm.firing(item) for item in labels])
                     cordon, started = wait_cordon(cluster, node, args.timeout_s, rulebook.proc.pid)
@@ -148,7 +161,8 @@ def main() -> int:  # pylint: disable=too-many-locals,too-many-statements
         print()
         print(f"Single alert -> cordon, chain {args.chain}, {args.runs} runs, {len(totals)} cordoned; Alertmanager group_wait "
               f"{args.group_wait if args.chain == 'eda' else '-'}, EDA batch window {args.batch_window_s if args.chain == 'eda' else '-'} s "
-              f"(quiet {args.batch_quiet_s if args.chain == 'eda' else '-'} s); "
+              f"(quiet {args.batch_quiet_s if args.chain == 'eda' else '-'} s, after a calm "
+              f"{args.batch_first_quiet_s if args.chain == 'eda' else '-'} s); "
               f"load {load_before} -> {load_after}")
         print()
         print("| P50 / P95 (s) | total | after group_wait | to playbook process | playbook to cordon |")
@@ -158,7 +172,8 @@ def main() -> int:  # pylint: disable=too-many-locals,too-many-statements
               f"{summary([r['playbook'] for r in rows if r['playbook'] is not None])} |")
         print()
         print(json.dumps({"chain": args.chain, "runs": args.runs, "group_wait": args.group_wait, "batch_window_s": args.batch_window_s,
-                          "batch_quiet_s": args.batch_quiet_s, "rows": rows, "load_before": load_before, "load_after": load_after}))
+                          "batch_quiet_s": args.batch_quiet_s,
+                          "batch_first_quiet_s": args.batch_first_quiet_s, "rows": rows, "load_before": load_before, "load_after": load_after}))
     finally:
         if rulebook is not None:
             rulebook.stop()

@@ -26,7 +26,7 @@ The circuit breaker's default (10% of GPU nodes, at most 10) would refuse most o
 ``max_nodes`` to the number of faulty nodes and says so. The uptime load average is printed beside the figures.
 
 Usage: python bench/sentinel_storm_bench.py [--faulty 150|375] [--nodes 1500] [--alerts 1000] [--post-s 10]
-       [--chain eda|playbook] [--group-wait 1s] [--batch-window-s 5] [--batch-quiet-s 1] [--workers 16] [--qps 500] [--drain] [--no-batch]
+       [--chain eda|playbook] [--group-wait 1s] [--batch-window-s 5] [--batch-quiet-s 1] [--batch-first-quiet-s 0.2] [--workers 16] [--qps 500] [--drain] [--no-batch]
 """
 from __future__ import annotations
 
@@ -267,6 +267,7 @@ def run_storm(args: argparse.Namespace, work: Path, collections: Path, faulty_co
             port = free_port()
             rulebook_vars = {"sentinel_eda_port": port, "sentinel_eda_token_file": str(token), "sentinel_batch_window_s": args.batch_window_s,
                              "sentinel_batch_quiet_s": args.batch_quiet_s,
+                             "sentinel_batch_first_quiet_s": args.batch_first_quiet_s,
                              "sentinel_batch_max": 100000, "sentinel_queue_size": 100000}
             rulebook = rulebook_process(work, collections, inv, rulebook_vars)
             config = alertmanager_config(rulebook.url, token, group_wait=args.group_wait, **AM_TIMINGS)
@@ -320,7 +321,8 @@ def run_storm(args: argparse.Namespace, work: Path, collections: Path, faulty_co
 def report(results: List[Dict[str, Any]], args: argparse.Namespace) -> None:
     print()
     print(f"Storm bench: chain {args.chain}, group_wait {args.group_wait if args.chain == 'eda' else '-'}, batch window "
-          f"{args.batch_window_s if args.chain == 'eda' else '-'} s (quiet {args.batch_quiet_s if args.chain == 'eda' else '-'} s), "
+          f"{args.batch_window_s if args.chain == 'eda' else '-'} s (quiet {args.batch_quiet_s if args.chain == 'eda' else '-'} s, "
+          f"after a calm {args.batch_first_quiet_s if args.chain == 'eda' else '-'} s), "
           f"batch quarantine {'off' if args.no_batch else 'on'} "
           f"({args.workers} workers, client qps {args.qps:g}), circuit breaker raised to max_nodes = faulty nodes (default 10% / 10 "
           f"would hold back all but 10), emulator time scale {args.time_scale:g}")
@@ -360,6 +362,8 @@ def main() -> int:
     parser.add_argument("--chain", choices=["eda", "playbook"], default="eda")
     parser.add_argument("--group-wait", default="1s", help="Alertmanager group_wait (production example: 30s)")
     parser.add_argument("--batch-window-s", type=float, default=5.0, help="the EDA source's batch window (sentinel_batch_window_s; shipped 5)")
+    parser.add_argument("--batch-first-quiet-s", type=float, default=0.2,
+                        help="the EDA source's quiet time for the first window after a calm (sentinel_batch_first_quiet_s; shipped 0.2)")
     parser.add_argument("--batch-quiet-s", type=float, default=1.0,
                         help="the EDA source's quiet time (sentinel_batch_quiet_s; shipped 1; the window's length keeps a fixed window)")
     parser.add_argument("--workers", type=int, default=16, help="sentinel_batch_workers")

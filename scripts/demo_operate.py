@@ -337,9 +337,10 @@ def cmd_run(args: argparse.Namespace) -> int:  # pylint: disable=too-many-locals
         def recap() -> Optional[str]:
             text = rulebook_log.read_text(encoding="utf-8", errors="replace")
             lines = [line for line in text.splitlines() if re.match(r"^localhost\s+: ok=", line)]
-            return lines[-1] if lines else None
+            return lines[-1] if len(lines) >= 2 else None
 
-        # The run goes on after the incident closed (unlock, summary): stop nothing before its PLAY RECAP.
+        # The rulebook runs the playbook twice for the alert (its intake, then the rest); the second run goes on after the
+        # incident closed (unlock, summary): stop nothing before its PLAY RECAP.
         recap_line = wait_until(recap, 180, "the PLAY RECAP of dsxos.cluster.remediate in %s" % rulebook_log, step_s=0.25, error=RuntimeError)
         result["remediate_recap"] = re.sub(r"\s+", " ", recap_line)
         say("dsxos.cluster.remediate (run by ansible-rulebook): %s" % result["remediate_recap"])

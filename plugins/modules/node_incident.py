@@ -249,7 +249,8 @@ event_error:
   type: dict
 nodes:
   description: With O(action=get), per node C(exists), C(labels), C(unschedulable), C(incident), C(history), C(attempts),
-    C(recent), C(quarantine) (C(state), C(reason), C(since)), C(opted_out); a node whose incident annotation cannot be parsed
+    C(recent), C(quarantine) (C(state), C(reason), C(since)), C(opted_out), C(all_resolved) (the open incident has alerts and
+    every one resolved); a node whose incident annotation cannot be parsed
     has C(unreadable=true) and C(error) instead (the policy skips only that node). With O(action=list), rows of C(node),
     C(quarantine), C(incident), C(state), C(action), C(reason), C(since), C(updated), C(attempts), C(last_error), C(unschedulable).
   returned: get, list

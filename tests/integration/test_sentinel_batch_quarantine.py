@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 import os
 
+from ansible_collections.dsxos.cluster.plugins.module_utils.common.entry import call_entry
+from ansible_collections.dsxos.cluster.plugins.module_utils.operate.entry import NODE_LOCK
 from ansible_collections.dsxos.cluster.tests.harness.k8s_emulator.pytest_fixture import (  # noqa: F401  pylint: disable=unused-import
     k8s_emulator, k8s_emulator_factory)
 
@@ -272,7 +274,8 @@ def test_a_node_the_batch_cannot_drain_fails_the_run_with_the_reason_and_the_nex
     incident = annotation(emu, blocked, "dsxos.io/incident")
     assert incident["state"] == "drained" and not pods_on(emu, blocked)
     assert sorted(e["fingerprint"] for e in incident["events"]) == sorted(["fp-" + blocked, "fp-later-" + blocked]), "the new alert joined"
-    assert node_events(emu, blocked) == STEPS[:3] + ["SentinelJoined"], "the resumed incident: no second quarantine or draining Event"
+    # the intake joins the new alert before the drain resumes; no second quarantine or draining Event
+    assert node_events(emu, blocked) == STEPS[:2] + ["SentinelJoined", STEPS[2]], "the resumed incident"
     assert {o["node"]: o["status"] for o in stats_of(resumed)["outcomes"]} == {blocked: "drained", fine: "drained"}
 
 
@@ -295,3 +298,85 @@ def test_a_batch_drain_that_fails_as_a_whole_leaves_each_drain_to_the_per_node_s
         incident = annotation(emu, name, "dsxos.io/incident")
         assert incident["state"] == "draining" and "eviction_timeout_s" in incident["last_error"]
         assert emu.api.get("v1", "Node", name)["spec"]["unschedulable"] is True
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The rulebook's two runs per batch (sentinel_phase) and a release that meets a node another run holds
+# ---------------------------------------------------------------------------------------------------------------------
+
+def _entry_params(emu, entry, **params):
+    out = {key: spec.get("default") for key, spec in entry.spec.items()}
+    out.update(kubeconfig=emu.kubeconfig_path, retry_backoff_s=0.01)
+    out.update(params)
+    return out
+
+
+def test_an_intake_run_quarantines_records_and_joins_then_ends_and_the_second_run_does_the_rest(k8s_emulator, ansible_run, tmp_path):
+    emu = k8s_emulator
+    first, other = emu.add_nodes(3, "h100-eks", name_prefix="gpu-")[:2]
+    for name in (first, other):
+        emu.add_deployment("w-" + name, namespace="workloads", replicas=1, node_selector={"kubernetes.io/hostname": name}, grace_s=1)
+    emu.wait_for(lambda: len(pods_on(emu, first)) == 1 and len(pods_on(emu, other)) == 1, 20, what="pods running")
+    events = [alert(first, "fp-1", "nvlink"), alert(other, "fp-2", "nvlink")]
+    variables = run_vars(emu, tmp_path, events)
+
+    intake = ansible_run("dsxos.cluster.remediate", extra_vars=dict(variables, sentinel_phase="intake"), expect_rc=0)
+    summary = stats_of(intake)
+    assert summary["phase"] == "intake" and sorted(summary["acted"]) == sorted([first, other]) and not summary["failed"]
+    assert {o["node"]: o["status"] for o in summary["outcomes"]} == {first: "quarantined", other: "quarantined"}
+    for name in (first, other):
+        assert annotation(emu, name, "dsxos.io/incident")["state"] == "quarantined"
+        assert emu.api.get("v1", "Node", name)["spec"]["unschedulable"] is True and len(pods_on(emu, name)) == 1, "not drained"
+    assert not [t for t in intake.tasks if ("sentinel_drain" in t["task"] or "Drain every node" in t["task"]) and t["status"] != "skipped"]
+
+    # a second intake with a new alert for a quarantined node joins it at once (no lock: it is written with the
+    # node's resourceVersion), and opens nothing
+    later = alert(first, "fp-1-later", "nvlink", starts_at="2026-03-01T10:05:00Z")
+    joined = ansible_run("dsxos.cluster.remediate", extra_vars=dict(variables, sentinel_phase="intake", sentinel_events=[later]), expect_rc=0)
+    assert [(o["node"], o["status"]) for o in stats_of(joined)["outcomes"]] == [(first, "joined")]
+    assert sorted(e["fingerprint"] for e in annotation(emu, first, "dsxos.io/incident")["events"]) == ["fp-1", "fp-1-later"]
+
+    # the second run of each batch drains from the recorded state; the joined alert changes nothing there
+    rest = ansible_run("dsxos.cluster.remediate", extra_vars=dict(variables, sentinel_phase="all"), expect_rc=0)
+    summary = stats_of(rest)
+    assert summary["phase"] == "all" and {o["node"]: o["status"] for o in summary["outcomes"]} == {first: "drained", other: "drained"}
+    for name in (first, other):
+        assert annotation(emu, name, "dsxos.io/incident")["state"] == "drained" and not pods_on(emu, name)
+    assert node_events(emu, first) == ["SentinelQuarantined", "SentinelJoined", "SentinelDraining", "SentinelDrained"]
+    assert node_events(emu, other) == STEPS[:3]
+    again = ansible_run("dsxos.cluster.remediate", extra_vars=dict(variables, sentinel_phase="all", sentinel_events=[later]), expect_rc=0)
+    assert [(o["node"], o["status"]) for o in stats_of(again)["outcomes"]] == [(first, "drained")]
+    assert not [t for t in again.tasks if t.get("changed")], "a rerun over a waiting node changes nothing"
+
+
+def test_a_release_for_a_node_another_run_holds_marks_the_alerts_and_that_run_releases_it_when_it_ends(k8s_emulator, ansible_run, tmp_path):
+    emu = k8s_emulator
+    held, free = emu.add_nodes(3, "h100-eks", name_prefix="gpu-")[:2]
+    events = [alert(held, "fp-h", "certification"), alert(free, "fp-f", "certification")]  # quarantine only
+    variables = run_vars(emu, tmp_path, events)
+    ansible_run("dsxos.cluster.remediate", extra_vars=dict(variables, sentinel_phase="intake"), expect_rc=0)
+    incident = annotation(emu, held, "dsxos.io/incident")
+    assert incident["state"] == "quarantined"
+
+    # another run (the second run of a batch) holds the node while the alerts resolve
+    taken = call_entry(NODE_LOCK, _entry_params(emu, NODE_LOCK, node=held, holder="dsxos-sentinel/other-run", purpose="sentinel",
+                                                reason=incident["id"], duration_s=600))
+    assert taken.get("held") is True, taken
+    resolved = [dict(e, status="resolved", ends_at="2026-03-01T10:30:00Z") for e in events]
+    release = ansible_run("dsxos.cluster.release", extra_vars=dict(variables, sentinel_events=resolved), expect_rc=0)
+    outcomes = {o["node"]: o for o in stats_of(release)["outcomes"]}
+    assert outcomes[free]["status"] == "released" and not emu.api.get("v1", "Node", free)["spec"].get("unschedulable")
+    assert outcomes[held]["status"] == "deferred" and "other-run" in outcomes[held]["message"], outcomes[held]
+    assert "releases the node when it ends" in outcomes[held]["message"]
+    record = annotation(emu, held, "dsxos.io/incident")
+    assert record["id"] == incident["id"] and all(e.get("resolved_at") for e in record["events"]), "the resolution is recorded"
+    assert emu.api.get("v1", "Node", held)["spec"]["unschedulable"] is True, "nothing released under another run's lock"
+
+    # that run ends (its lock given back); a run of the rest that finds the node waiting releases it
+    call_entry(NODE_LOCK, _entry_params(emu, NODE_LOCK, node=held, holder="dsxos-sentinel/other-run", state="release"))
+    rest = ansible_run("dsxos.cluster.remediate", extra_vars=dict(variables, sentinel_phase="all", sentinel_events=events[:1]), expect_rc=0)
+    statuses = [(o["node"], o["kind"], o["status"]) for o in stats_of(rest)["outcomes"]]
+    assert statuses == [(held, "resume", "quarantined"), (held, "release", "released")], statuses
+    assert not emu.api.get("v1", "Node", held)["spec"].get("unschedulable") and annotation(emu, held, "dsxos.io/incident") is None
+    assert [(h["id"], h["outcome"]) for h in annotation(emu, held, "dsxos.io/incident-history", "[]")] == [(incident["id"], "released")]
+    assert not annotation(emu, held, "dsxos.io/quarantine-prior", "{}").get("reason")

@@ -322,7 +322,34 @@ def test_a_lone_alert_waits_the_quiet_time_and_a_storm_that_keeps_arriving_fills
     assert fixed.deadline() == 5.0, "without quiet_s the window is fixed"
 
 
-@pytest.mark.parametrize("kwargs", [{"window_s": -0.1}, {"max_size": 0}, {"max_size": 2.5}, {"quiet_s": -1}, {"quiet_s": True}])
+def test_the_first_window_after_a_calm_closes_after_the_short_quiet_time_the_storm_behind_it_fills_the_next():
+    batcher = Batcher(window_s=5.0, max_size=100, quiet_s=1.0, first_quiet_s=0.2)
+    batcher.add(ev("lone"), 100.0)
+    assert batcher.deadline() == pytest.approx(100.2), "the first alert ever is handed on after 0.2 s"
+    assert [len(b.events) for b in batcher.poll(100.2)] == [1]
+    # a storm right behind it: its windows are not after a calm, they wait the full quiet second
+    batcher.add(ev("s1"), 100.5)
+    assert batcher.deadline() == pytest.approx(101.5)
+    batcher.add(ev("s2"), 101.3)
+    assert batcher.poll(101.6) == [] and [len(b.events) for b in batcher.poll(102.3)] == [2]
+    # 4.9 s of calm is not a calm of a whole window; 5 s is
+    batcher.add(ev("x"), 106.2)
+    assert batcher.deadline() == pytest.approx(107.2)
+    batcher.flush()
+    batcher.add(ev("y"), 111.2)
+    assert batcher.deadline() == pytest.approx(111.4)
+    # a burst within the short quiet time stays together
+    batcher.add(ev("y2"), 111.35)
+    assert batcher.deadline() == pytest.approx(111.55) and [len(b.events) for b in batcher.poll(111.55)] == [2]
+    # never longer than quiet_s, and 0 still turns batching off
+    assert Batcher(window_s=5.0, quiet_s=0.1, first_quiet_s=0.5).add(ev("a"), 0.0) == []
+    off = Batcher(window_s=5.0, quiet_s=0.0, first_quiet_s=0.2)
+    off.add(ev("a"), 0.0)
+    assert off.deadline() == 0.0
+
+
+@pytest.mark.parametrize("kwargs", [{"window_s": -0.1}, {"max_size": 0}, {"max_size": 2.5}, {"quiet_s": -1}, {"quiet_s": True},
+                                    {"first_quiet_s": -0.1}, {"first_quiet_s": False}])
 def test_batcher_options_are_checked(kwargs):
     with pytest.raises(InputError):
         Batcher(**kwargs)
@@ -394,9 +421,10 @@ def test_every_valid_alert_yields_exactly_one_event_or_one_rejection(alerts):
 
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.tuples(st.sampled_from(["f1", "f2", "f3"]), st.sampled_from(["firing", "resolved"]),
-                          st.floats(0, 5)), max_size=40), st.integers(1, 7), st.one_of(st.none(), st.floats(0, 2)))
-def test_batcher_loses_and_duplicates_nothing(items, max_size, quiet_s):
-    batcher = Batcher(window_s=1.0, max_size=max_size, quiet_s=quiet_s)
+                          st.floats(0, 5)), max_size=40), st.integers(1, 7), st.one_of(st.none(), st.floats(0, 2)),
+       st.one_of(st.none(), st.floats(0, 2)))
+def test_batcher_loses_and_duplicates_nothing(items, max_size, quiet_s, first_quiet_s):
+    batcher = Batcher(window_s=1.0, max_size=max_size, quiet_s=quiet_s, first_quiet_s=first_quiet_s)
     windows, now, at = [], 0.0, {}
     for index, (fingerprint, status, step) in enumerate(items):
         now += step
@@ -413,8 +441,13 @@ def test_batcher_loses_and_duplicates_nothing(items, max_size, quiet_s):
             continue
         times = sorted(at[event["i"]] for batch in window for event in batch.events)
         assert times[-1] - times[0] <= 1.0
-        if quiet_s is not None and len(times) > 1:
-            assert max(b - a for a, b in zip(times, times[1:])) <= quiet_s
+        gap = max((b - a for a, b in zip(times, times[1:])), default=0.0)
+        if quiet_s is not None:
+            assert gap <= quiet_s
+        # a window that opened after a calm of a whole window (1 s without any event) never holds a gap of first_quiet_s
+        first = min(event["i"] for batch in window for event in batch.events)
+        if first_quiet_s is not None and (first == 0 or at[first] - at[first - 1] >= 1.0):
+            assert gap <= first_quiet_s
     assert all(batch.events and len(batch.events) <= max_size for batch in out)
     assert all(event["status"] == batch.status for batch in out for event in batch.events)
 
@@ -440,19 +473,34 @@ def test_alertmanager_example_groups_by_node_sends_resolved_and_inhibits_applica
     assert webhook["http_config"]["authorization"] == {"type": "Bearer", "credentials_file": "/etc/dsxos/eda-token"}
 
 
-def test_rulebooks_pass_the_batch_to_the_sentinel_playbooks():
-    (play,) = yaml.safe_load((REPO / "extensions/eda/rulebooks/gpu_sentinel.yml").read_text(encoding="utf-8"))
-    (source,) = play["sources"]
-    assert "dsxos.cluster.alertmanager_gpu" in source
-    actions = {rule["condition"]: rule["action"]["run_playbook"] for rule in play["rules"]}
-    passed = {"sentinel_events": "{{ event.batch }}"}
-    assert actions == {
-        'event.batch is defined and event.status == "firing"': {"name": "dsxos.cluster.remediate", "extra_vars": passed},
-        'event.batch is defined and event.status == "resolved"': {"name": "dsxos.cluster.release", "extra_vars": passed},
-    }
-    (play,) = yaml.safe_load((REPO / "extensions/eda/rulebooks/gpu_sentinel_controller.yml").read_text(encoding="utf-8"))
-    assert [rule["action"]["run_job_template"]["job_args"] for rule in play["rules"]] == [
-        {"extra_vars": {"sentinel_events": "{{ event.batch }}"}}] * 2
+def _actions(rule):
+    return rule.get("actions") or [rule["action"]]
+
+
+def test_rulebooks_pass_the_batch_to_the_sentinel_playbooks_intakes_and_releases_in_order_the_rest_in_parallel():
+    for name, kind in (("gpu_sentinel.yml", "run_playbook"), ("gpu_sentinel_controller.yml", "run_job_template")):
+        (play,) = yaml.safe_load((REPO / "extensions/eda/rulebooks" / name).read_text(encoding="utf-8"))
+        (source,) = play["sources"]
+        assert "dsxos.cluster.alertmanager_gpu" in source
+        assert play["execution_strategy"] == "parallel", name
+        rules = {rule["condition"]: [action[kind] for action in _actions(rule)] for rule in play["rules"]}
+        assert sorted(rules) == ['event.batch is defined and event.status == "firing"', 'event.batch is defined and event.status == "resolved"']
+
+        def extra(action):
+            return action["extra_vars"] if kind == "run_playbook" else action["job_args"]["extra_vars"]
+        intake, steps = rules['event.batch is defined and event.status == "firing"']
+        (release,) = rules['event.batch is defined and event.status == "resolved"']
+        # the intakes and the releases share one lock: one after another, in the order of their batches
+        assert intake["lock"] == release["lock"] == "dsxos-sentinel-records", name
+        assert "lock" not in steps, "the long second run must not hold the intakes' lock"
+        # ... and never wait for a node's lock while they hold the rulebook's
+        assert extra(intake) == {"sentinel_events": "{{ event.batch }}", "sentinel_phase": "intake", "sentinel_lock_wait_s": 0}
+        assert extra(steps) == {"sentinel_events": "{{ event.batch }}", "sentinel_phase": "all"}
+        assert extra(release) == {"sentinel_events": "{{ event.batch }}", "sentinel_lock_wait_s": 0}
+        if kind == "run_playbook":
+            assert intake["name"] == steps["name"] == "dsxos.cluster.remediate" and release["name"] == "dsxos.cluster.release"
+        else:
+            assert intake["name"] == steps["name"] != release["name"]
 
 
 def test_source_plugin_documents_every_option_it_reads():

@@ -494,20 +494,28 @@ class Batcher:
     ``quiet_s`` after its latest event when no other came meanwhile (a lone alert is not held for the whole window,
     a storm that keeps arriving still fills it), or as soon as it holds ``max_size`` events; then every status
     collected is handed out as one :class:`Batch`, in the order each status first arrived (so a firing alert and its
-    resolution keep their order). ``quiet_s`` None (or not below ``window_s``) keeps the fixed window. ``now`` is the
-    caller's monotonic clock.
+    resolution keep their order). ``quiet_s`` None (or not below ``window_s``) keeps the fixed window. A window that
+    opens after a calm of at least ``window_s`` (no event at all meanwhile) closes ``first_quiet_s`` after its latest
+    event instead (when set, and when shorter than ``quiet_s``): the first alert after a calm is handed on at once, and the storm it may start fills the
+    next windows. ``now`` is the caller's monotonic clock.
     """
 
-    def __init__(self, window_s: float = 2.0, max_size: int = 500, quiet_s: Optional[float] = None) -> None:
+    def __init__(self, window_s: float = 2.0, max_size: int = 500, quiet_s: Optional[float] = None,
+                 first_quiet_s: Optional[float] = None) -> None:
         if isinstance(window_s, bool) or not isinstance(window_s, (int, float)) or window_s < 0:
             raise InputError("batch window must be a non-negative number of seconds", field="batch_window_s", value=window_s)
         if isinstance(max_size, bool) or not isinstance(max_size, int) or max_size < 1:
             raise InputError("batch size must be a positive integer", field="batch_max", value=max_size)
         if quiet_s is not None and (isinstance(quiet_s, bool) or not isinstance(quiet_s, (int, float)) or quiet_s < 0):
             raise InputError("batch quiet time must be a non-negative number of seconds", field="batch_quiet_s", value=quiet_s)
+        if first_quiet_s is not None and (isinstance(first_quiet_s, bool) or not isinstance(first_quiet_s, (int, float)) or first_quiet_s < 0):
+            raise InputError("first batch quiet time must be a non-negative number of seconds", field="batch_first_quiet_s", value=first_quiet_s)
         self.window_s = float(window_s)
         self.max_size = max_size
         self.quiet_s = None if quiet_s is None else float(quiet_s)
+        self.first_quiet_s = None if first_quiet_s is None else float(first_quiet_s)
+        self._previous_at: Optional[float] = None
+        self._leading = False
         self._groups: "OrderedDict[str, Batch]" = OrderedDict()
         self._count = 0
         self._opened_at: Optional[float] = None
@@ -521,15 +529,19 @@ class Batcher:
         if self._opened_at is None:
             return None
         closes = self._opened_at + self.window_s
-        if self.quiet_s is not None and self._last_at is not None:
-            closes = min(closes, self._last_at + self.quiet_s)
+        quiet = self.quiet_s
+        if self._leading and self.first_quiet_s is not None:
+            quiet = self.first_quiet_s if quiet is None else min(quiet, self.first_quiet_s)
+        if quiet is not None and self._last_at is not None:
+            closes = min(closes, self._last_at + quiet)
         return closes
 
     def add(self, event: Dict[str, Any], now: float) -> List[Batch]:
         """Add one event; returns the batches of the window when it just reached ``max_size`` (else [])."""
         if self._opened_at is None:
             self._opened_at = now
-        self._last_at = now
+            self._leading = self._previous_at is None or now - self._previous_at >= self.window_s
+        self._last_at = self._previous_at = now
         group = self._groups.get(event["status"])
         if group is None:
             group = self._groups[event["status"]] = Batch(status=event["status"], opened_at=self._opened_at)
@@ -552,4 +564,5 @@ class Batcher:
         self._count = 0
         self._opened_at = None
         self._last_at = None
+        self._leading = False
         return batches

@@ -367,7 +367,7 @@ class NodeIncidents:  # pylint: disable=too-many-instance-attributes
         return {"exists": self.exists, "labels": dict(self.labels), "unschedulable": self.unschedulable,
                 "incident": self.current.to_dict() if self.current else None, "history": list(self.history),
                 "attempts": list(self.attempts), "recent": list(self.recent), "quarantine": self.quarantine(),
-                "opted_out": self.opted_out}
+                "opted_out": self.opted_out, "all_resolved": bool(self.current is not None and self.current.all_resolved)}
 
 
 # ---------------------------------------------------------------------------------------------------- stale / replay

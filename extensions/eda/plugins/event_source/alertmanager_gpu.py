@@ -97,6 +97,13 @@ options:
       keeps the fixed window.
     type: float
     default: 1
+  batch_first_quiet_s:
+    description: A window that opens after a calm of at least O(batch_window_s) (no event at all) closes this many
+      seconds after its latest event instead of O(batch_quiet_s), so the first alert after a calm is handed on at once
+      (the storm it may start fills the next windows); never longer than O(batch_quiet_s). Set it to O(batch_quiet_s) to
+      treat every window alike.
+    type: float
+    default: 0.2
   batch_max:
     description: Most events of one batch window (the window closes at once when it is reached).
     type: int
@@ -116,6 +123,7 @@ EXAMPLES = r"""
         token_file: /etc/dsxos/eda-token
         batch_window_s: 5
         batch_quiet_s: 1
+        batch_first_quiet_s: 0.2
         batch_max: 500
   rules:
     - name: Remediate
@@ -227,6 +235,7 @@ class Settings:
         self.dedup_max_entries = _int(args, "dedup_max_entries", 100000)
         self.batch_window_s = _float(args, "batch_window_s", 5.0)
         self.batch_quiet_s = _float(args, "batch_quiet_s", 1.0)
+        self.batch_first_quiet_s = _float(args, "batch_first_quiet_s", 0.2)
         self.batch_max = _int(args, "batch_max", 500)
         metrics_port = args.get("metrics_port")
         self.metrics_port = None if metrics_port in (None, "") else _int(args, "metrics_port", 0, minimum=0)
@@ -268,7 +277,7 @@ class AlertSource:
         self.metrics.queue_capacity.set(settings.queue_size)
         self.pending: "asyncio.Queue[Tuple[Dict[str, Any], float]]" = asyncio.Queue(maxsize=settings.queue_size)
         self.dedup = AE.Deduplicator(settings.dedup_window_s, settings.dedup_max_entries)
-        self.batcher = AE.Batcher(settings.batch_window_s, settings.batch_max, settings.batch_quiet_s)
+        self.batcher = AE.Batcher(settings.batch_window_s, settings.batch_max, settings.batch_quiet_s, settings.batch_first_quiet_s)
         self.batch_ids = 0
         self.window_received_at: Optional[float] = None
         self.runners: List[web.AppRunner] = []
@@ -368,8 +377,9 @@ class AlertSource:
             metrics_app = web.Application()
             metrics_app.router.add_get("/metrics", self.handle_metrics)
             await self._serve(metrics_app, self.settings.metrics_port)
-        LOG.info("alertmanager_gpu listening on http://%s:%d%s (batch window %ss, quiet %ss, at most %d events)", self.settings.host,
-                 self.settings.port, self.settings.path, self.settings.batch_window_s, self.settings.batch_quiet_s, self.settings.batch_max)
+        LOG.info("alertmanager_gpu listening on http://%s:%d%s (batch window %ss, quiet %ss, after a calm %ss, at most %d events)",
+                 self.settings.host, self.settings.port, self.settings.path, self.settings.batch_window_s, self.settings.batch_quiet_s,
+                 self.settings.batch_first_quiet_s, self.settings.batch_max)
 
     async def _serve(self, app: web.Application, port: int) -> None:
         runner = web.AppRunner(app, access_log=None)
