@@ -502,6 +502,37 @@ def test_resolved_alerts_release_only_their_own_breaker_trips_and_never_blocks_a
     assert [h["outcome"] for h in chain.annotation(own, HISTORY)] == ["released"]
 
 
+def test_a_fault_that_resolves_within_one_batch_is_quarantined_then_released_in_that_order(chain):
+    """A firing alert and its resolution in one webhook: the source hands on the firing batch and the resolved batch of
+    one window back to back; the rulebook's intake and release take its lock in that order, so the node is
+    quarantined, then released - never left quarantined by a release that ran before the quarantine it releases."""
+    chain.idle()
+    chain.reset_breaker()
+    node = chain.emu.add_nodes(1, "h100-eks", name_prefix="flap-")[0]
+    count = len(chain.summaries())
+    labels = {"node": node, "alertname": "GpuFault", "severity": "critical", "fault_class": "certification", "gpu": "0"}
+    starts = rfc3339(time.time() - 5)
+    alerts = [{"status": status, "labels": labels, "annotations": {}, "startsAt": starts, "endsAt": ends, "generatorURL": "",
+               "fingerprint": "f1a9f1a9f1a9f1a9"} for status, ends in (("firing", "0001-01-01T00:00:00Z"), ("resolved", rfc3339()))]
+    body = {"version": "4", "status": "resolved", "receiver": "dsxos-gpu-sentinel", "groupLabels": {"node": node},
+            "commonLabels": labels, "commonAnnotations": {}, "externalURL": "http://am", "groupKey": "{}:{node=\"%s\"}" % node,
+            "truncatedAlerts": 0, "alerts": alerts}
+    status, answer = chain.post_source(json.dumps(body).encode(), {"Authorization": "Bearer " + TOKEN})
+    assert status < 300, answer
+    runs = chain.wait_runs(count, lambda runs: any(r["mode"] == "release" for r in runs), "the release run")
+    chain.idle()
+    runs = chain.summaries()[count:]
+    order = [(r["mode"], r["phase"]) for r in runs]
+    assert order.index(("remediate", "intake")) < order.index(("release", "all")), order
+    (intake,) = [r for r in runs if r["phase"] == "intake"]
+    (release,) = [r for r in runs if r["mode"] == "release"]
+    assert intake["acted"] == [node] and release["acted"] == [node], (intake, release)
+    assert not chain.node(node)["spec"].get("unschedulable") and not chain.node(node)["spec"].get("taints")
+    assert chain.annotation(node, INCIDENT) is None
+    assert [h["outcome"] for h in chain.annotation(node, HISTORY)] == ["released"]
+    assert chain.unexplained_cordons() == []
+
+
 # ---------------------------------------------------------------------------------------------------------------------
 # Bad input through the chain
 # ---------------------------------------------------------------------------------------------------------------------
