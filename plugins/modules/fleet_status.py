@@ -34,7 +34,8 @@ options:
   now:
     description:
       - End of the window, an RFC 3339 time such as C(2026-03-08T00:00:00Z).
-      - Default the current time rounded down to the minute, so reruns within the same minute write nothing new.
+      - Default the current time rounded up to the minute, so the window holds everything recorded so far and reruns
+        within the same minute write nothing new (a quarantine still open is counted to the end of the window).
     type: str
   dest_dir:
     description: Directory to write the report files into (created when missing); unset returns the report only.

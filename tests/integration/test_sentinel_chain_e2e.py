@@ -342,24 +342,27 @@ def test_alert_to_returned_node_second_alert_starts_nothing_new(chain):
     runs = chain.wait_runs(len(before), lambda runs: len([r for r in runs if r["phase"] == "all"]) >= 2,
                            "the remediation and the run of the second alert")
     assert {r["mode"] for r in runs} == {"remediate"}
+    # (Alertmanager may send the node's group again under load: every later run must start nothing new)
     intakes = [r for r in runs if r["phase"] == "intake"]
-    assert len(intakes) == 2 and [(o["node"], o["status"]) for o in intakes[0]["outcomes"]] == [(node, "quarantined")], intakes
-    assert {o["status"] for o in intakes[1]["outcomes"]} <= {"joined"} and not intakes[1]["acted"], intakes[1]
+    assert len(intakes) >= 2 and [(o["node"], o["status"]) for o in intakes[0]["outcomes"]] == [(node, "quarantined")], intakes
+    for later in intakes[1:]:
+        assert {o["status"] for o in later["outcomes"]} <= {"joined"} and not later["acted"], later
     full = [r for r in runs if r["phase"] == "all"]
     (returned,) = [r for r in full if any(o["status"] == "returned" for o in r["outcomes"])]
     assert [(o["node"], o["status"]) for o in returned["outcomes"]] == [(node, "returned")] and not returned["failed"]
-    (later,) = [r for r in full if r is not returned]
-    assert not later["acted"] and not later["failed"], later
-    assert {s.get("verdict") for s in later["skipped"] if s.get("node") == node} <= {"replay"}, later["skipped"]
-    # the second run never acted on the node the first one held (it found it locked, or its incident already ended)
-    assert [o for o in later["outcomes"] if o["status"] not in ("skipped", "joined")] == [], later["outcomes"]
+    for later in [r for r in full if r is not returned]:
+        assert not later["acted"] and not later["failed"], later
+        # the plan's skips (they carry a verdict; a skipped outcome - locked, incident ended - does not) are replays
+        assert {s["verdict"] for s in later["skipped"] if s.get("node") == node and "verdict" in s} <= {"replay"}, later["skipped"]
+        # a later run never acted on the node the first one held (it found it locked, or its incident already ended)
+        assert [o for o in later["outcomes"] if o["status"] not in ("skipped", "joined")] == [], later["outcomes"]
 
     spec = chain.node(node)["spec"]
     assert not spec.get("unschedulable") and not spec.get("taints"), "uncordoned and untainted: exactly as before"
     assert chain.annotation(node, INCIDENT) is None
     history = chain.annotation(node, HISTORY)
     assert [(h["id"], h["outcome"]) for h in history] == [(incident["id"], "returned")], "exactly one incident"
-    if intakes[1]["outcomes"]:
+    if any(r["outcomes"] for r in intakes[1:]):
         assert len(history[0]["events"]) == 2, "the intake joined the second alert to the incident"
     assert sorted(p.name for p in chain.dir.glob("remediation-%s-*.json" % node)) == ["remediation-%s-1.json" % node]
     assert json.loads((chain.dir / ("recertify-%s-1.json" % node)).read_text())["state"] == "recertifying"

@@ -20,12 +20,13 @@ faults; quarantine (10740 + 14280) s x 8 = 55.6 GPU-h; a pod failing on gpu-0 ou
 from __future__ import annotations
 
 import json
+from types import SimpleNamespace
 
 import pytest
 
 from ansible_collections.dsxos.cluster.plugins.module_utils.common.entry import call_entry
 from ansible_collections.dsxos.cluster.plugins.module_utils.kube.client import client_from_params
-from ansible_collections.dsxos.cluster.plugins.module_utils.operate import fleet_status as fs
+from ansible_collections.dsxos.cluster.plugins.module_utils.operate import entry as operate_entry, fleet_status as fs
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.entry import FLEET_STATUS
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.fleet_report import render_formats, to_html
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.incident import format_time, incident_id_for, parse_rfc3339
@@ -232,6 +233,30 @@ def test_files_written_atomically_only_when_content_changes(fleet, tmp_path):
     assert {p.name: p.stat().st_mtime_ns for p in dest.iterdir()} == mtimes
     done = call_entry(FLEET_STATUS, later, False, False)
     assert done["changed"] is True and [p.name for p in dest.iterdir() if p.name.startswith(".")] == []
+
+
+def test_the_default_window_ends_after_an_incident_opened_seconds_ago(k8s_emulator, monkeypatch):
+    """Without ``now`` the window ends at the current time rounded UP to the minute: an incident opened in the current
+    minute is in the report (rounded down it was not), and a rerun in the same minute gives the same window."""
+    emu = k8s_emulator
+    emu.add_nodes(1, "h100-eks", name_prefix="gpu-")
+    minute = parse_rfc3339("2026-12-02T08:42:00Z")
+    client = client_from_params(auth(emu))
+    try:
+        alert = {"fingerprint": "fp-now", "starts_at": format_time(minute + 5)}
+        opened = incident(client, minute + 11 - S, action="open", node="gpu-0", incident=incident_id_for("gpu-0", "fp-now", alert["starts_at"]),
+                          rule="fallen-off-bus", remediation="reboot", reason="XID 79", events=[alert])
+        assert opened.get("changed"), opened
+    finally:
+        client.close()
+    params = {key: spec.get("default") for key, spec in FLEET_STATUS.spec.items()}
+    params.update(auth(emu), window_s=3600.0, buckets=4)
+    for wall in (minute + 40, minute + 59.5):
+        monkeypatch.setattr(operate_entry, "time", SimpleNamespace(time=lambda wall=wall: wall))
+        result = call_entry(FLEET_STATUS, params, False, False)
+        assert not result.get("failed"), result
+        assert result["report"]["window"]["end"] == "2026-12-02T08:43:00.000Z"
+        assert [i["node"] for i in result["report"]["incidents"]] == ["gpu-0"], result["report"]["incidents"]
 
 
 def test_bad_options_fail_before_any_api_call(k8s_emulator):
