@@ -29,6 +29,9 @@ description:
   - A node whose incident is already open (a rerun) is reported in RV(already_open); nothing is written. C(changed) is true
     only when a node was quarantined or a held-back node's alerts were recorded.
   - Decisions of other kinds (C(resume), C(join), C(record)) and dry runs are listed in RV(ignored).
+  - Without O(decisions) (and with O(quarantine=true)), the new alerts of open incidents (C(join) decisions, and
+    C(resume) ones that bring new alerts) are then joined to their incidents, O(workers) nodes at a time, without a
+    lock - another run may hold the node; each write carries the node's resourceVersion - and listed in RV(joined).
   - In check mode nothing is written (no lock, no breaker entry); RV(quarantined) lists what would be quarantined.
   - O(lock=false) when the caller holds every node's lock as O(holder) already (the role's per-node steps open an
     incident this way) - no lock is taken or released.
@@ -139,6 +142,12 @@ plan:
     (C(decisions), C(acting), C(records), C(releases), C(skipped), C(rejected), C(counts), C(nodes), C(rules), C(batches)).
   returned: when O(decisions) is not given
   type: dict
+joined:
+  description: Without O(decisions) - the nodes whose new alerts were joined to their open incident - C(node),
+    C(incident), C(changed), C(msg); a join that failed has C(error) (the role's per-node steps join it again).
+  returned: when O(decisions) is not given and O(quarantine=true)
+  type: list
+  elements: dict
 batch_error:
   description: Without O(decisions) - why the batch as a whole could not run (the plan is still returned and nothing
     is lost - the role's per-node steps do every step).

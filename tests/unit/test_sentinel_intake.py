@@ -12,7 +12,8 @@ import pytest
 
 from ansible_collections.dsxos.cluster.plugins.module_utils.common.entry import call_entry
 from ansible_collections.dsxos.cluster.plugins.module_utils.kube.client import KubeClient, auth_from_params
-from ansible_collections.dsxos.cluster.plugins.module_utils.operate import entry
+from ansible_collections.dsxos.cluster.plugins.module_utils.kube.errors import K8sError
+from ansible_collections.dsxos.cluster.plugins.module_utils.operate import entry, sentinel_intake
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.batch_quarantine import BatchOptions
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.circuit_breaker import BreakerConfig
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.incident import parse_rfc3339
@@ -117,6 +118,44 @@ def test_plan_and_quarantine_opens_every_incident_and_a_rerun_changes_nothing(k8
         assert row["current"]["id"] == decisions[name]["incident"] and row["current"]["state"] == "quarantined"
     assert not again["changed"] and again["quarantined"] == []
     assert {d["kind"] for d in again["plan"]["decisions"]} == {"resume"}, "the rerun resumes: nothing is opened twice"
+
+
+def test_the_intake_joins_new_alerts_of_open_incidents_without_the_lock_another_run_holds(k8s_emulator):
+    emu = k8s_emulator
+    names = emu.add_nodes(4, "h100-eks", name_prefix="gpu-")
+    with client_for(emu) as client:
+        first = plan_and_quarantine(client, [alert(n, f"fp-{n}") for n in names[:3]], None, POLICY, batch=batch_options())
+        assert first["quarantined"] == names[:3] and first["joined"] == []
+        # another run holds names[0] (its remediation takes minutes): the join does not wait for it
+        NodeLock(client, LockRequest(node=names[0], holder="dsxos-sentinel/other-run", duration_s=600)).acquire()
+        later = [alert(names[0], "fp-new-0"), alert(names[1], f"fp-{names[1]}"), alert(names[1], "fp-new-1"), alert(names[3], "fp-3")]
+        before = emu.call_counts()
+        second = plan_and_quarantine(client, later, None, POLICY, batch=batch_options())
+        check = plan_and_quarantine(client, [alert(names[2], "fp-new-2")], None, POLICY, batch=batch_options(), check_mode=True)
+    kinds = {d["node"]: d["kind"] for d in second["plan"]["decisions"]}
+    assert kinds == {names[0]: "join", names[1]: "resume", names[3]: "open"}
+    assert second["quarantined"] == [names[3]]
+    assert sorted((j["node"], j["changed"]) for j in second["joined"]) == [(names[0], True), (names[1], True)], second["joined"]
+    assert "joined to the open incidents of 2 node(s)" in second["msg"] and second["changed"]
+    for name, fingerprint in ((names[0], "fp-new-0"), (names[1], "fp-new-1")):
+        assert fingerprint in [e["fingerprint"] for e in incident(emu, name)["events"]]
+    assert lease_holder(emu, names[0]) == "dsxos-sentinel/other-run", "the other run's lock is untouched"
+    assert calls_since(emu, before).get("create leases", 0) == 1, "only the new node was locked"
+    assert check["joined"] == [] and "fp-new-2" not in [e["fingerprint"] for e in incident(emu, names[2])["events"]]
+
+
+def test_a_join_that_fails_is_listed_not_raised(k8s_emulator, monkeypatch):
+    emu = k8s_emulator
+    names = emu.add_nodes(2, "h100-eks", name_prefix="gpu-")
+    with client_for(emu) as client:
+        plan_and_quarantine(client, [alert(n, f"fp-{n}") for n in names], None, POLICY, batch=batch_options())
+
+        def broken(client, request, **kwargs):
+            raise K8sError("boom", verb="patch", resource="nodes", name=request.node, status=500)
+        monkeypatch.setattr(sentinel_intake, "apply_incident", broken)
+        result = plan_and_quarantine(client, [alert(names[0], "fp-x")], None, POLICY, batch=batch_options())
+    assert [(j["node"], j["changed"], "error" in j) for j in result["joined"]] == [(names[0], False, True)]
+    assert "1 failed, left to the per-node steps" in result["msg"] and "batch_error" not in result
 
 
 def test_without_a_batch_or_without_open_decisions_nothing_is_written(k8s_emulator):

@@ -495,9 +495,11 @@ class Batcher:
     a storm that keeps arriving still fills it), or as soon as it holds ``max_size`` events; then every status
     collected is handed out as one :class:`Batch`, in the order each status first arrived (so a firing alert and its
     resolution keep their order). ``quiet_s`` None (or not below ``window_s``) keeps the fixed window. A window that
-    opens after a calm of at least ``window_s`` (no event at all meanwhile) closes ``first_quiet_s`` after its latest
-    event instead (when set, and when shorter than ``quiet_s``): the first alert after a calm is handed on at once, and the storm it may start fills the
-    next windows. ``now`` is the caller's monotonic clock.
+    opens after a calm of at least ``window_s`` (no event at all meanwhile) and holds the alerts of ONE node closes
+    ``first_quiet_s`` after its latest event instead (when set, and when shorter than ``quiet_s``): a lone fault after a
+    calm is handed on at once. The first alert of a second node turns the window back to ``quiet_s``: the start of a
+    storm (several nodes' notifications together) still becomes one batch, not a small batch whose run the rest of the
+    storm would wait for. ``now`` is the caller's monotonic clock.
     """
 
     def __init__(self, window_s: float = 2.0, max_size: int = 500, quiet_s: Optional[float] = None,
@@ -516,6 +518,7 @@ class Batcher:
         self.first_quiet_s = None if first_quiet_s is None else float(first_quiet_s)
         self._previous_at: Optional[float] = None
         self._leading = False
+        self._nodes: set = set()
         self._groups: "OrderedDict[str, Batch]" = OrderedDict()
         self._count = 0
         self._opened_at: Optional[float] = None
@@ -530,7 +533,7 @@ class Batcher:
             return None
         closes = self._opened_at + self.window_s
         quiet = self.quiet_s
-        if self._leading and self.first_quiet_s is not None:
+        if self._leading and len(self._nodes) <= 1 and self.first_quiet_s is not None:
             quiet = self.first_quiet_s if quiet is None else min(quiet, self.first_quiet_s)
         if quiet is not None and self._last_at is not None:
             closes = min(closes, self._last_at + quiet)
@@ -542,6 +545,7 @@ class Batcher:
             self._opened_at = now
             self._leading = self._previous_at is None or now - self._previous_at >= self.window_s
         self._last_at = self._previous_at = now
+        self._nodes.add(event.get("node"))
         group = self._groups.get(event["status"])
         if group is None:
             group = self._groups[event["status"]] = Batch(status=event["status"], opened_at=self._opened_at)
@@ -565,4 +569,5 @@ class Batcher:
         self._opened_at = None
         self._last_at = None
         self._leading = False
+        self._nodes = set()
         return batches

@@ -14,7 +14,11 @@ controller), and they all sit between an alert and its cordon. Here the same ste
    :func:`~.remediation_state.get_states` the ``node_incident get`` action uses);
 3. :func:`~.sentinel_policy.plan` decides with what was read - the result is exactly ``sentinel_plan``'s;
 4. :func:`~.batch_quarantine.quarantine_batch` quarantines every decision that opens an incident (``open``, and
-   ``needs_attention`` for a node at its attempt cap) at once (optional).
+   ``needs_attention`` for a node at its attempt cap) at once (optional);
+5. :func:`join_alerts` writes the new alerts of open incidents (``join`` decisions, and ``resume`` ones that bring new
+   alerts) to their incidents, ``workers`` nodes at a time - no lock: another run may hold the node for minutes, and
+   each write carries the node's resourceVersion (a concurrent writer makes it read and plan again). A join that
+   fails is listed with its error, not raised: the role's per-node steps join it again.
 
 A failure of step 4 as a whole - any exception, a bug included (not of one node: those are ``deferred`` inside the
 batch) - does not lose the plan: it is returned with ``batch_error`` and the role's per-node steps do every step
@@ -26,8 +30,11 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Mapping, Optional, Sequence
 
 from ansible_collections.dsxos.cluster.plugins.module_utils.kube.api import KubeApi
+from ansible_collections.dsxos.cluster.plugins.module_utils.kube.errors import K8sError
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.batch_quarantine import OPENING_KINDS, BatchOptions, quarantine_batch
-from ansible_collections.dsxos.cluster.plugins.module_utils.operate.remediation_state import get_states
+from ansible_collections.dsxos.cluster.plugins.module_utils.operate.incident import IncidentError
+from ansible_collections.dsxos.cluster.plugins.module_utils.operate.remediation_state import apply_incident, get_states
+from ansible_collections.dsxos.cluster.plugins.module_utils.operate.remediation_state import validate_options as validate_incident_options
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.sentinel_policy import PolicyOptions, plan
 
 #: nodes read at the same time (each read is one GET; the client's qps limit still applies)
@@ -55,6 +62,27 @@ def plan_with_state(client: KubeApi, raw_events: Sequence[Any], raw_rules: Any, 
     return plan(raw_events, raw_rules, state, options, manual)
 
 
+def join_alerts(client: KubeApi, decisions: Sequence[Mapping[str, Any]], batch: BatchOptions, check_mode: bool = False) -> list[dict[str, Any]]:
+    """Join the new alerts (``join_events``) of every decision that brings some (not a dry run) to its open incident, one
+    incident write per node, ``batch.workers`` at a time: ``[{node, incident, changed, msg}]``, or ``error`` and ``msg`` for
+    a join that failed (the caller joins it again). Nothing is written in check mode."""
+    todo = [d for d in decisions if d.get("join_events") and not d.get("dry_run")]
+    if check_mode or not todo:
+        return []
+
+    def join(decision: Mapping[str, Any]) -> dict[str, Any]:
+        node, incident = decision.get("node"), decision.get("incident")
+        try:
+            request = validate_incident_options({"action": "join", "node": node, "incident": incident, "actor": batch.actor,
+                                                 "events": list(decision.get("join_events") or []), "event_namespace": batch.event_namespace})
+            done = apply_incident(client, request)
+        except (K8sError, IncidentError) as err:
+            return {"node": node, "incident": incident, "changed": False, "error": err.to_dict(), "msg": str(err)}
+        return {"node": node, "incident": incident, "changed": bool(done.get("changed")), "msg": str(done.get("msg") or "")}
+    with ThreadPoolExecutor(max_workers=max(1, min(batch.workers, len(todo)))) as pool:
+        return list(pool.map(join, todo))
+
+
 def plan_and_quarantine(client: KubeApi, raw_events: Sequence[Any], raw_rules: Any, options: PolicyOptions,
                         manual: Sequence[Mapping[str, Any]] = (), batch: Optional[BatchOptions] = None,
                         check_mode: bool = False) -> dict[str, Any]:
@@ -67,18 +95,25 @@ def plan_and_quarantine(client: KubeApi, raw_events: Sequence[Any], raw_rules: A
     empty: dict[str, Any] = {"changed": False, "nodes": [], "quarantined": [], "already_open": [], "held_back": [], "deferred": [],
                              "ignored": [], "circuit_breaker": None, "api_calls": dict(getattr(client, "stats", {}) or {})}
     opening = [d for d in decided["decisions"] if d.get("kind") in OPENING_KINDS and not d.get("dry_run")]
-    if batch is None or not opening:
-        counts = decided["counts"]
-        text = f"planned {counts['events']} event(s): {counts['acting']} node(s) to act on, {len(opening)} to open"
-        return dict(empty, plan=decided, msg=text + ("" if batch is None else "; nothing to quarantine"))
+    counts = decided["counts"]
+    text = f"planned {counts['events']} event(s): {counts['acting']} node(s) to act on, {len(opening)} to open"
+    if batch is None:
+        return dict(empty, plan=decided, msg=text)
     try:
-        result = quarantine_batch(client, opening, batch, check_mode)
+        result = quarantine_batch(client, opening, batch, check_mode) if opening else dict(empty, msg=text + "; nothing to quarantine")
+        joined = join_alerts(client, decided["decisions"], batch, check_mode)
     except Exception as err:  # pylint: disable=broad-exception-caught  # any failure of the batch: the plan must survive
         error = err.to_dict() if hasattr(err, "to_dict") else {"error": type(err).__name__, "msg": str(err)}
         return dict(empty, plan=decided, batch_error=error,
                     msg=f"planned; the batch quarantine failed ({type(err).__name__}), the per-node steps do it: {err}")
     result["plan"] = decided
+    result["joined"] = joined
+    if joined:
+        result["changed"] = bool(result.get("changed")) or any(j["changed"] for j in joined)
+        failed = [j["node"] for j in joined if "error" in j]
+        result["msg"] = f"{result.get('msg', '')}; new alerts joined to the open incidents of {len(joined) - len(failed)} node(s)" + (
+            f" ({len(failed)} failed, left to the per-node steps: {', '.join(failed[:5])})" if failed else "")
     return result
 
 
-__all__ = ["READ_WORKERS", "plan_and_quarantine", "plan_with_state", "read_states"]
+__all__ = ["READ_WORKERS", "join_alerts", "plan_and_quarantine", "plan_with_state", "read_states"]

@@ -98,10 +98,11 @@ options:
     type: float
     default: 1
   batch_first_quiet_s:
-    description: A window that opens after a calm of at least O(batch_window_s) (no event at all) closes this many
-      seconds after its latest event instead of O(batch_quiet_s), so the first alert after a calm is handed on at once
-      (the storm it may start fills the next windows); never longer than O(batch_quiet_s). Set it to O(batch_quiet_s) to
-      treat every window alike.
+    description: A window that opens after a calm of at least O(batch_window_s) (no event at all) and holds the alerts
+      of one node closes this many seconds after its latest event instead of O(batch_quiet_s), so a lone fault after a
+      calm is handed on at once; the first alert of a second node turns the window back to O(batch_quiet_s) (the start
+      of a storm stays one batch). Never longer than O(batch_quiet_s); set it to O(batch_quiet_s) to treat every window
+      alike.
     type: float
     default: 0.2
   batch_max:
