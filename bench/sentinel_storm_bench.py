@@ -27,7 +27,7 @@ The circuit breaker's default (10% of GPU nodes, at most 10) would refuse most o
 
 Usage: python bench/sentinel_storm_bench.py [--faulty 150|375] [--nodes 1500] [--alerts 1000] [--post-s 10]
        [--chain eda|playbook] [--group-wait 1s] [--batch-window-s 5] [--batch-quiet-s 1] [--batch-first-quiet-s 0.2]
-       [--backend emulator|real] [--workers 16] [--qps 500] [--drain] [--no-batch]
+       [--workers 16] [--qps 500] [--drain] [--no-batch]
 """
 from __future__ import annotations
 
@@ -86,30 +86,15 @@ def percentile(values: List[float], fraction: float) -> float:
 # ---------------------------------------------------------------------------------------------------- the cluster
 
 class Cluster:
-    """The GPU fleet on the emulator or on the real control plane (``backend="real"``: kube-apiserver, controller-manager
-    and scheduler 1.20 of tests/harness/kube_control_plane with simulated kubelets; only the bench's own pods' grace
-    periods are scaled there), and what the sentinel recorded on the nodes."""
+    """The emulator with the GPU fleet, and what the sentinel recorded on the nodes."""
 
-    def __init__(self, workdir: Path, nodes: int, time_scale: float, backend: str = "emulator") -> None:
-        self.real: Any = None
-        if backend == "real":
-            from ansible_collections.dsxos.cluster.tests.harness.cluster_backend import RealBackend  # pylint: disable=import-outside-toplevel
-            from ansible_collections.dsxos.cluster.tests.harness.kube_control_plane.cluster import RealCluster  # pylint: disable=import-outside-toplevel
-            self.real = RealCluster(state_dir=str(workdir / "control-plane")).start()
-            self.emu: Any = RealBackend(self.real, str(workdir / "backend"), time_scale=time_scale).start()
-        else:
-            self.emu = Emulator(time_scale=time_scale, seed=7, workdir=str(workdir / "emulator"))
-            self.emu.start()
+    def __init__(self, workdir: Path, nodes: int, time_scale: float) -> None:
+        self.emu = Emulator(time_scale=time_scale, seed=7, workdir=str(workdir / "emulator"))
+        self.emu.start()
         self.names = self.emu.add_nodes(nodes, "h100-eks", name_prefix="gpu-node-")
 
     def stop(self) -> None:
-        if self.real is None:
-            self.emu.stop()
-            return
-        try:
-            self.emu.close()
-        finally:
-            self.real.stop()
+        self.emu.stop()
 
     def annotations(self, name: str) -> Dict[str, str]:
         return self.emu.api.get("v1", "Node", name)["metadata"].get("annotations") or {}
@@ -264,7 +249,7 @@ def wait_for(cluster: Cluster, faulty: List[str], timeout_s: float, drained: boo
 def run_storm(args: argparse.Namespace, work: Path, collections: Path, faulty_count: int) -> Dict[str, Any]:
     work = work / f"scenario-{faulty_count}"
     work.mkdir()
-    cluster = Cluster(work, args.nodes, args.time_scale, args.backend)
+    cluster = Cluster(work, args.nodes, args.time_scale)
     runner: Optional[subprocess.Popen] = None
     rulebook: Optional[RulebookProcess] = None
     try:
@@ -341,7 +326,7 @@ def report(results: List[Dict[str, Any]], args: argparse.Namespace) -> None:
           f"after a calm {args.batch_first_quiet_s if args.chain == 'eda' else '-'} s), "
           f"batch quarantine {'off' if args.no_batch else 'on'} "
           f"({args.workers} workers, client qps {args.qps:g}), circuit breaker raised to max_nodes = faulty nodes (default 10% / 10 "
-          f"would hold back all but 10), backend {args.backend}, time scale {args.time_scale:g}")
+          f"would hold back all but 10), emulator time scale {args.time_scale:g}")
     print()
     print("| faulty / nodes | alerts | quarantined | duplicates | lost | cordon P50 | cordon P90 | cordon max | NVSentinel P50 / P90 | "
           "P90 ratio | all drained | NVSentinel drain | load before -> after |")
@@ -376,8 +361,6 @@ def main() -> int:
     parser.add_argument("--post-s", type=float, default=10.0, help="seconds over which the alerts are posted")
     parser.add_argument("--chunks", type=int, default=20, help="POSTs the storm is split into")
     parser.add_argument("--chain", choices=["eda", "playbook"], default="eda")
-    parser.add_argument("--backend", choices=["emulator", "real"], default="emulator",
-                        help="the Kubernetes emulator, or the real control plane 1.20 (scripts/build_kube_control_plane.sh) with simulated kubelets")
     parser.add_argument("--group-wait", default="1s", help="Alertmanager group_wait (production example: 30s)")
     parser.add_argument("--batch-window-s", type=float, default=5.0, help="the EDA source's batch window (sentinel_batch_window_s; shipped 5)")
     parser.add_argument("--batch-first-quiet-s", type=float, default=0.2,
