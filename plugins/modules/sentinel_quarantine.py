@@ -144,7 +144,7 @@ plan:
   type: dict
 joined:
   description: Without O(decisions) - the nodes whose new alerts were joined to their open incident - C(node),
-    C(incident), C(changed), C(msg); a join that failed has C(error) (the role's per-node steps join it again).
+    C(incident), C(changed), C(msg); a join that failed has C(error) (the role's next task joins it again).
   returned: when O(decisions) is not given and O(quarantine=true)
   type: list
   elements: dict

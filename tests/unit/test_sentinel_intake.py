@@ -155,7 +155,7 @@ def test_a_join_that_fails_is_listed_not_raised(k8s_emulator, monkeypatch):
         monkeypatch.setattr(sentinel_intake, "apply_incident", broken)
         result = plan_and_quarantine(client, [alert(names[0], "fp-x")], None, POLICY, batch=batch_options())
     assert [(j["node"], j["changed"], "error" in j) for j in result["joined"]] == [(names[0], False, True)]
-    assert "1 failed, left to the per-node steps" in result["msg"] and "batch_error" not in result
+    assert "1 failed, joined again by the role" in result["msg"] and "batch_error" not in result
 
 
 def test_without_a_batch_or_without_open_decisions_nothing_is_written(k8s_emulator):

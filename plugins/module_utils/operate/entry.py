@@ -11,6 +11,7 @@ input, and returns the module's result (with ``failed`` when a node action faile
 """
 from __future__ import annotations
 
+import math
 import time
 from typing import Any, Dict, Mapping
 
@@ -327,7 +328,7 @@ def run_fleet_status_entry(params: Mapping[str, Any], check_mode: bool = False, 
     )
     # the current time rounded UP to the minute: the window holds everything recorded so far (rounded down, an incident
     # of the current minute fell outside it), and reruns within the same minute still write nothing new
-    now = parse_rfc3339(params["now"], "now") if params.get("now") else float(-(-int(time.time()) // 60) * 60)
+    now = parse_rfc3339(params["now"], "now") if params.get("now") else float(math.ceil(time.time() / 60.0) * 60)
     options = validate_fleet_options(now, _number(params, "window_s", 604800.0), _number(params, "buckets", 24),
                                      params.get("gpu_resource") or "nvidia.com/gpu", params.get("label_selector") or "", params.get("namespaces") or [])
     return run_with_client(params, lambda client: run_fleet_status(client, options, params.get("dest_dir") or "",

@@ -18,7 +18,7 @@ controller), and they all sit between an alert and its cordon. Here the same ste
 5. :func:`join_alerts` writes the new alerts of open incidents (``join`` decisions, and ``resume`` ones that bring new
    alerts) to their incidents, ``workers`` nodes at a time - no lock: another run may hold the node for minutes, and
    each write carries the node's resourceVersion (a concurrent writer makes it read and plan again). A join that
-   fails is listed with its error, not raised: the role's per-node steps join it again.
+   fails is listed with its error, not raised: the role's next task joins it again.
 
 A failure of step 4 as a whole - any exception, a bug included (not of one node: those are ``deferred`` inside the
 batch) - does not lose the plan: it is returned with ``batch_error`` and the role's per-node steps do every step
@@ -101,18 +101,22 @@ def plan_and_quarantine(client: KubeApi, raw_events: Sequence[Any], raw_rules: A
         return dict(empty, plan=decided, msg=text)
     try:
         result = quarantine_batch(client, opening, batch, check_mode) if opening else dict(empty, msg=text + "; nothing to quarantine")
-        joined = join_alerts(client, decided["decisions"], batch, check_mode)
     except Exception as err:  # pylint: disable=broad-exception-caught  # any failure of the batch: the plan must survive
         error = err.to_dict() if hasattr(err, "to_dict") else {"error": type(err).__name__, "msg": str(err)}
         return dict(empty, plan=decided, batch_error=error,
                     msg=f"planned; the batch quarantine failed ({type(err).__name__}), the per-node steps do it: {err}")
     result["plan"] = decided
+    try:
+        joined = join_alerts(client, decided["decisions"], batch, check_mode)
+    except Exception as err:  # pylint: disable=broad-exception-caught  # the quarantines stand; the role joins each node itself
+        joined = []
+        result["join_error"] = err.to_dict() if hasattr(err, "to_dict") else {"error": type(err).__name__, "msg": str(err)}
     result["joined"] = joined
     if joined:
         result["changed"] = bool(result.get("changed")) or any(j["changed"] for j in joined)
         failed = [j["node"] for j in joined if "error" in j]
         result["msg"] = f"{result.get('msg', '')}; new alerts joined to the open incidents of {len(joined) - len(failed)} node(s)" + (
-            f" ({len(failed)} failed, left to the per-node steps: {', '.join(failed[:5])})" if failed else "")
+            f" ({len(failed)} failed, joined again by the role: {', '.join(failed[:5])})" if failed else "")
     return result
 
 
