@@ -34,6 +34,13 @@ options:
     description: Seconds to wait for a lock another run holds before leaving the node to the per-node steps.
     type: float
     default: 0.0
+  lock_wait_for_purposes:
+    description:
+      - Seconds to wait (instead of O(lock_wait_s), when longer) for a lock whose holder names one of these purposes, a
+        mapping of lease purpose to seconds (O(dsxos.cluster.node_lock#module:wait_for_purposes) of M(dsxos.cluster.node_lock)).
+      - The sentinel role waits for its short C(sentinel-release) holders, never for another remediation run.
+    type: dict
+    default: {}
   event_namespace:
     description: Namespace of the Kubernetes Events about the nodes.
     type: str

@@ -10,7 +10,7 @@ from typing import Any, Callable, Dict, List
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.run_outcomes import (
-    OutcomeError, entry_outcomes, intake_outcomes, waiting_outcomes,
+    OutcomeError, entry_outcomes, intake_outcomes, waiting_message, waiting_outcomes,
 )
 
 
@@ -42,6 +42,14 @@ def sentinel_waiting_outcomes(waiting: Any, drained: Any = None) -> List[Dict[st
         raise _fail("sentinel_waiting_outcomes", exc) from None
 
 
+def sentinel_waiting_message(incident: Any, state: Any, held_back: Any = None) -> str:
+    """``incident_id | dsxos.cluster.sentinel_waiting_message(state, held_back)``."""
+    try:
+        return waiting_message(incident, state, list(held_back or []))
+    except TypeError as exc:
+        raise _fail("sentinel_waiting_message", exc) from None
+
+
 class FilterModule:
     """dsxos.cluster sentinel filters."""
 
@@ -50,4 +58,5 @@ class FilterModule:
             "sentinel_intake_outcomes": sentinel_intake_outcomes,
             "sentinel_entry_outcomes": sentinel_entry_outcomes,
             "sentinel_waiting_outcomes": sentinel_waiting_outcomes,
+            "sentinel_waiting_message": sentinel_waiting_message,
         }

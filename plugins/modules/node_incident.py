@@ -123,6 +123,14 @@ options:
     description: How often a write is planned again after a 409.
     type: int
     default: 5
+  require_all_resolved:
+    description:
+      - With O(action=close), close the incident only when every one of its alerts has resolved; otherwise nothing is
+        written and RV(unresolved) names the alerts that still fire.
+      - The check and the write use the same read of the node (the write carries its resourceVersion), so an alert
+        joined to the incident after a release decided is never closed with it. Automatic releases set it.
+    type: bool
+    default: false
 attributes:
   check_mode:
     description: Can run in check_mode and return changed status prediction without modifying target.
@@ -232,8 +240,13 @@ ignored:
   elements: dict
 all_resolved:
   description: Whether every alert of the open incident has resolved.
-  returned: when action is resolve
+  returned: when action is resolve, or close with O(require_all_resolved) refused
   type: bool
+unresolved:
+  description: Fingerprints of the alerts that still fire, when O(require_all_resolved) kept O(action=close) from closing.
+  returned: when action is close with O(require_all_resolved) and an alert still fires
+  type: list
+  elements: str
 recorded:
   description: Fingerprints recorded for rate rules.
   returned: when action is record

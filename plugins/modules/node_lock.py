@@ -64,6 +64,15 @@ options:
     description: With O(state=acquire), how long to wait for another holder's lease to end before failing. V(0) fails at once.
     type: float
     default: 0
+  wait_for_purposes:
+    description:
+      - With O(state=acquire), seconds to wait (instead of O(wait_timeout_s), when longer) for a holder whose lease names
+        one of these purposes, a mapping of lease purpose to seconds, for example C(sentinel-release) to V(60).
+      - For short operations worth waiting for; the sentinel's runs wait for a C(sentinel-release) holder but not for
+        another remediation run. The wait follows the CURRENT holder, so a lock that passes to a long holder meanwhile
+        is not waited for.
+    type: dict
+    default: {}
   poll_interval_s:
     description: How often to look at the Lease again while waiting.
     type: float

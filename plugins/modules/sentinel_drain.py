@@ -138,7 +138,8 @@ failed_nodes:
   type: list
   elements: dict
 left:
-  description: Nodes left to the per-node steps - C(node), C(incident), C(reason) (locked, another or no open incident, another state).
+  description: Nodes left to the per-node steps - C(node), C(incident), C(reason) (locked, another or no open incident, another
+    state) and C(locked_by) (C(holder) and lease C(purpose) of the run that holds the node's lock; null when not locked).
   returned: success
   type: list
   elements: dict

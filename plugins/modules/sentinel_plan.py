@@ -114,7 +114,10 @@ records:
   type: list
   elements: dict
 releases:
-  description: Per node, the resolved alerts that belong to its open incident (C(node), C(incident), C(state), C(events)).
+  description:
+    - Per node, the resolved alerts that belong to its open incident (C(node), C(incident), C(state), C(events)).
+    - Also, with C(unfinished=true), those of an incident a release closed without releasing its quarantine (the node
+      still cordoned with the reason naming that incident); the release finishes it.
   returned: success
   type: list
   elements: dict

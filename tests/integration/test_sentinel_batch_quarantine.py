@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 
 from ansible_collections.dsxos.cluster.plugins.module_utils.common.entry import call_entry
-from ansible_collections.dsxos.cluster.plugins.module_utils.operate.entry import NODE_LOCK
+from ansible_collections.dsxos.cluster.plugins.module_utils.operate.entry import NODE_INCIDENT, NODE_LOCK
 from ansible_collections.dsxos.cluster.tests.harness.k8s_emulator.pytest_fixture import (  # noqa: F401  pylint: disable=unused-import
     k8s_emulator, k8s_emulator_factory)
 
@@ -380,3 +381,53 @@ def test_a_release_for_a_node_another_run_holds_marks_the_alerts_and_that_run_re
     assert not emu.api.get("v1", "Node", held)["spec"].get("unschedulable") and annotation(emu, held, "dsxos.io/incident") is None
     assert [(h["id"], h["outcome"]) for h in annotation(emu, held, "dsxos.io/incident-history", "[]")] == [(incident["id"], "released")]
     assert not annotation(emu, held, "dsxos.io/quarantine-prior", "{}").get("reason")
+
+
+def test_a_close_without_its_quarantine_release_is_finished_by_the_next_release_and_then_changes_nothing(k8s_emulator, ansible_run, tmp_path):
+    """An automatic release closes the incident first (only when every alert resolved), then releases the quarantine:
+    a run that died between the two leaves a cordoned node whose record names the incident, and the next release of
+    that incident finishes the quarantine release."""
+    emu = k8s_emulator
+    name = emu.add_nodes(2, "h100-eks", name_prefix="gpu-")[0]
+    events = [alert(name, "fp-c", "certification")]
+    variables = run_vars(emu, tmp_path, events)
+    ansible_run("dsxos.cluster.remediate", extra_vars=dict(variables, sentinel_phase="intake"), expect_rc=0)
+    incident = annotation(emu, name, "dsxos.io/incident")["id"]
+    closed = call_entry(NODE_INCIDENT, _entry_params(emu, NODE_INCIDENT, action="close", node=name, incident=incident, outcome="released",
+                                                     actor="dsxos-sentinel"))
+    assert closed["changed"] and emu.api.get("v1", "Node", name)["spec"]["unschedulable"] is True
+    assert "sentinel incident " + incident in annotation(emu, name, "dsxos.io/quarantine-prior", "{}")["reason"], "the cordon has its record"
+
+    resolved = [dict(e, status="resolved", ends_at="2026-03-01T10:30:00Z") for e in events]
+    release = ansible_run("dsxos.cluster.release", extra_vars=dict(variables, sentinel_events=resolved), expect_rc=0)
+    [outcome] = stats_of(release)["outcomes"]
+    assert outcome["status"] == "released" and "its quarantine released now" in outcome["message"], outcome
+    assert not emu.api.get("v1", "Node", name)["spec"].get("unschedulable") and not annotation(emu, name, "dsxos.io/quarantine-prior", "{}")
+    again = ansible_run("dsxos.cluster.release", extra_vars=dict(variables, sentinel_events=resolved), expect_rc=0)
+    summary = stats_of(again)
+    assert summary["outcomes"] == [] and "ended" in json.dumps(summary["skipped"]), summary
+    assert not [t for t in again.tasks if t.get("changed")], "a replay of the release changes nothing"
+
+
+def test_the_run_after_an_intake_waits_for_a_node_a_release_holds_and_never_for_another_remediation_run(k8s_emulator, ansible_run, tmp_path):
+    emu = k8s_emulator
+    waited, skipped = emu.add_nodes(3, "h100-eks", name_prefix="gpu-")[:2]
+    events = [alert(waited, "fp-w", "nvlink"), alert(skipped, "fp-s", "nvlink")]
+    variables = run_vars(emu, tmp_path, events, sentinel_lock_wait_release_s=120)
+    ansible_run("dsxos.cluster.remediate", extra_vars=dict(variables, sentinel_phase="intake"), expect_rc=0)
+    for node, holder, purpose in ((waited, "dsxos-sentinel/release-run", "sentinel-release"), (skipped, "dsxos-sentinel/other-run", "sentinel")):
+        taken = call_entry(NODE_LOCK, _entry_params(emu, NODE_LOCK, node=node, holder=holder, purpose=purpose, duration_s=600))
+        assert taken.get("held") is True, taken
+    # the release run ends a few seconds later (whatever it did, the node's state is read again under the lock)
+    ends = threading.Timer(4.0, lambda: call_entry(NODE_LOCK, _entry_params(emu, NODE_LOCK, node=waited, holder="dsxos-sentinel/release-run",
+                                                                              state="release")))
+    ends.start()
+    try:
+        rest = ansible_run("dsxos.cluster.remediate", extra_vars=dict(variables, sentinel_phase="all"), expect_rc=0)
+    finally:
+        ends.cancel()
+    outcomes = {o["node"]: o for o in stats_of(rest)["outcomes"]}
+    assert outcomes[waited]["status"] == "drained", outcomes[waited]
+    assert annotation(emu, waited, "dsxos.io/incident")["state"] == "drained"
+    assert outcomes[skipped]["status"] == "skipped" and "other-run" in outcomes[skipped]["message"], outcomes[skipped]
+    assert annotation(emu, skipped, "dsxos.io/incident")["state"] == "quarantined", "the other run's node is left to it"

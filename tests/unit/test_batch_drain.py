@@ -10,6 +10,7 @@ fed exactly what the sentinel role feeds it. Timings are short and explicit (emu
 from __future__ import annotations
 
 import json
+import threading
 
 import pytest
 
@@ -148,11 +149,12 @@ def test_locked_unquarantined_and_other_incident_nodes_are_left_untouched(cluste
         decisions = quarantined(client, {locked: "fallen-off-bus", free: "fallen-off-bus"})
         # a node whose decision opens but whose quarantine did not happen (no incident recorded)
         decisions += decide(client, {never: "fallen-off-bus"})
-        NodeLock(client, LockRequest(node=locked, holder="someone-else", duration_s=600)).acquire()
+        NodeLock(client, LockRequest(node=locked, holder="someone-else", duration_s=600, purpose="sentinel")).acquire()
         result = drain_batch(client, decisions, options(), FAST)
     left = {d["node"]: d["reason"] for d in result["left"]}
     assert result["drained"] == [free]
     assert left[locked].startswith("locked: ") and "someone-else" in left[locked]
+    assert {d["node"]: d["locked_by"] for d in result["left"]} == {locked: {"holder": "someone-else", "purpose": "sentinel"}, never: None}
     assert "is not open in state quarantined or draining (recorded: None None)" in left[never]
     assert len(pods_on(emu, locked)) == 2 and len(pods_on(emu, never)) == 2, "left nodes keep their pods"
     assert incident(emu, locked)["state"] == "quarantined" and incident(emu, never) is None
@@ -260,3 +262,20 @@ def test_entry_drains_through_call_entry_with_the_module_options(cluster):
     assert "failed" not in result, result
     assert result["drained"] == names[:3] and result["api_calls"] and result["elapsed_s"] >= 0
     assert all(not pods_on(emu, n) for n in names[:3])
+
+
+def test_a_node_a_release_holds_is_waited_for_then_drained(cluster):
+    """``lock_wait_for_purposes``: the batch waits for a short holder (a release) and drains the node once it ends."""
+    emu, names = cluster
+    held, free = names[:2]
+    with client_for(emu) as client:
+        decisions = quarantined(client, {held: "fallen-off-bus", free: "fallen-off-bus"})
+        NodeLock(client, LockRequest(node=held, holder="release-run", duration_s=600, purpose="sentinel-release")).acquire()
+        ends = threading.Timer(1.0, lambda: NodeLock(client, LockRequest(node=held, holder="release-run", state="release")).release())
+        ends.start()
+        try:
+            result = drain_batch(client, decisions, options(lock_wait_for_purposes=(("sentinel-release", 60.0),)), FAST)
+        finally:
+            ends.cancel()
+    assert sorted(result["drained"]) == sorted([held, free]) and result["left"] == [], result["msg"]
+    assert incident(emu, held)["state"] == "drained" and not pods_on(emu, held)

@@ -395,3 +395,91 @@ def test_entry_turns_bad_input_into_a_clean_failure():
     params.update(action="open", node="gpu-1\n", incident="sen-1", remediation="reboot", reason="r", events=[ev("fp")])
     result = call_entry(entry.NODE_INCIDENT, params)
     assert result["failed"] and "RFC 1123" in result["msg"]
+
+
+# ---------------------------------------------------------------------------------------------------- automatic release: close only when all resolved
+
+
+def test_close_with_require_all_resolved_leaves_an_incident_with_a_firing_alert_open():
+    fake = FakeNode()
+    opened(fake)
+    fake.apply(plan_resolve(fake.view, [ev("fp-1")], at(20)))
+    fake.apply(plan_join(fake.view, "sen-000000000001", [ev("fp-2", 21)], at(22)))
+    refused = plan_close(fake.view, "sen-000000000001", "released", "alert resolved", at(23), require_all_resolved=True)
+    assert not refused.changed and refused.result["unresolved"] == ["fp-2"] and refused.result["ended"] is False
+    assert "fp-2 still fire" in refused.message and fake.view.current.id == "sen-000000000001"
+    # without the flag (a release by hand) the incident closes whatever fires
+    assert plan_close(fake.view, "sen-000000000001", "released", "by hand", at(23)).changed
+    fake.apply(plan_resolve(fake.view, [ev("fp-2", 21)], at(24)))
+    closed = fake.apply(plan_close(fake.view, "sen-000000000001", "released", "alert resolved", at(25), require_all_resolved=True))
+    assert closed.changed and closed.result["ended"] and fake.view.current is None
+
+
+def test_an_alert_joined_between_the_release_read_and_its_close_keeps_the_incident_open(k8s_emulator, monkeypatch):
+    """The close re-decides on the read its write carries: a join that lands after the close read the node makes the
+    close's PATCH fail with 409, and the close, planned again, refuses (the joined alert is never closed as a replay)."""
+    from ansible_collections.dsxos.cluster.plugins.module_utils.operate import remediation_state  # pylint: disable=import-outside-toplevel
+    emu = k8s_emulator
+    name = emu.add_nodes(1, "h100-eks", name_prefix="gpu-")[0]
+    with client_for(emu) as client, client_for(emu) as other:
+        run(client, action="open", node=name, incident="sen-00000000000b", remediation="reboot", reason="sentinel incident b",
+            events=[ev("fp-1")])
+        run(client, action="resolve", node=name, events=[ev("fp-1")])
+        real_read = remediation_state.read_node
+        reads = []
+
+        def read_then_join(api, node):
+            seen = real_read(api, node)
+            if api is client:  # the close's reads (the join below reads through ``other``)
+                reads.append(seen["metadata"]["resourceVersion"])
+                if len(reads) == 1:  # an intake joins a new alert while the release holds its read
+                    run(other, action="join", node=name, incident="sen-00000000000b", events=[ev("fp-2", 30)])
+            return seen
+        monkeypatch.setattr(remediation_state, "read_node", read_then_join)
+        out = run(client, action="close", node=name, incident="sen-00000000000b", outcome="released", require_all_resolved=True)
+        monkeypatch.undo()
+        assert len(reads) == 2 and reads[0] != reads[1], "the first PATCH met 409 and the close read the node again"
+        assert out["changed"] is False and out["unresolved"] == ["fp-2"] and out["attempts"] == 2
+        state = run(client, action="get", nodes=[name])["nodes"][name]
+        assert state["incident"]["id"] == "sen-00000000000b" and state["all_resolved"] is False
+        assert [e["fingerprint"] for e in state["incident"]["events"]] == ["fp-1", "fp-2"] and state["history"] == []
+
+
+def test_an_unfinished_release_is_only_a_released_incident_whose_quarantine_is_still_there():
+    from ansible_collections.dsxos.cluster.plugins.module_utils.operate.quarantine_state import ANN_PRIOR, LABEL_STATE  # pylint: disable=import-outside-toplevel
+    fake = FakeNode()
+    opened(fake)
+    meta = fake.node["metadata"]
+    meta["labels"][LABEL_STATE] = "quarantined"
+    meta["annotations"][ANN_PRIOR] = json.dumps({"reason": "sentinel incident sen-000000000001: reboot (rule r): XID 79", "since": at(10)})
+    assert not fake.view.unfinished_release("sen-000000000001"), "still open"
+    fake.apply(plan_close(fake.view, "sen-000000000001", "released", "", at(20)))
+    assert fake.view.unfinished_release("sen-000000000001")
+    assert not fake.view.unfinished_release("sen-00000000000"), "an id prefix is not the incident"
+    meta["annotations"][ANN_PRIOR] = json.dumps({"reason": "RMA 1234 by an operator", "since": at(30)})
+    assert not fake.view.unfinished_release("sen-000000000001"), "another actor's quarantine is not ours to release"
+    meta["annotations"][ANN_PRIOR] = json.dumps({"reason": "sentinel incident sen-000000000001: x", "since": at(10)})
+    meta["labels"][LABEL_STATE] = "released"
+    assert not fake.view.unfinished_release("sen-000000000001"), "released already"
+    meta["labels"][LABEL_STATE] = "quarantined"
+    fake.apply(plan_open(fake.view, OpenRequest(incident="sen-000000000002", action="reboot", reason="r", events=(ev("fp-2", 40),)), at(41)))
+    assert not fake.view.unfinished_release("sen-000000000001"), "a new incident is open: its quarantine is not the old one's"
+
+
+def test_the_plain_state_keeps_the_quarantine_reason_so_the_policy_sees_an_unfinished_release():
+    from ansible_collections.dsxos.cluster.plugins.module_utils.operate.quarantine_state import ANN_PRIOR, LABEL_STATE  # pylint: disable=import-outside-toplevel
+    fake = FakeNode()
+    opened(fake)
+    fake.node["metadata"]["labels"][LABEL_STATE] = "quarantined"
+    fake.node["metadata"]["annotations"][ANN_PRIOR] = json.dumps({"reason": "sentinel incident sen-000000000001: x", "since": at(10)})
+    fake.apply(plan_close(fake.view, "sen-000000000001", "released", "", at(20)))
+    plain = NodeIncidents.from_state("gpu-0", fake.view.to_state())
+    assert plain.quarantine() == fake.view.quarantine() and plain.unfinished_release("sen-000000000001")
+    resolved = [dict(node="gpu-0", status="resolved", fingerprint="fp-1", starts_at=at(0), ends_at=at(15), fault_class="fallen-off-bus",
+                     alertname="GpuXidFatal", severity="critical", labels={})]
+    result = plan(resolved, None, {"gpu-0": fake.view.to_state()}, PolicyOptions(destructive=True, now=T0 + 60))
+    assert result["releases"] == [{"node": "gpu-0", "incident": "sen-000000000001", "state": None, "events": result["releases"][0]["events"],
+                                   "unfinished": True}] and result["skipped"] == []
+    fake.node["metadata"]["labels"][LABEL_STATE] = "released"
+    again = plan(resolved, None, {"gpu-0": fake.view.to_state()}, PolicyOptions(destructive=True, now=T0 + 60))
+    assert again["releases"] == [] and [s["verdict"] for s in again["skipped"]] == ["ended"]

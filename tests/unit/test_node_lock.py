@@ -8,11 +8,14 @@ import datetime
 import threading
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ansible_collections.dsxos.cluster.plugins.module_utils.kube.client import K8sForbidden, client_from_params
 from ansible_collections.dsxos.cluster.plugins.module_utils.kube.names import K8sInvalidName
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.node_lock import (
     ANN_PREVIOUS, ANN_PURPOSE, ANN_REASON, ANN_RELEASED_BY, NodeLock, NodeLockHeld, NodeLockNotHeld, format_micro_time, validate_request,
+    validate_wait_for_purposes,
 )
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.entry import run_node_lock
 from ansible_collections.dsxos.cluster.tests.harness.k8s_emulator.pytest_fixture import (  # noqa: F401  pylint: disable=unused-import
@@ -205,3 +208,69 @@ def test_rbac_refusal_is_clear(k8s_emulator):
 def test_micro_time_format():
     moment = datetime.datetime(2026, 1, 2, 3, 4, 5, 6000, tzinfo=datetime.timezone.utc)
     assert format_micro_time(moment) == "2026-01-02T03:04:05.006000Z"
+
+
+# ---------------------------------------------------------------------------------------------------- waiting for short holders only
+
+
+def _waiting_lock(emu, holder, wait_for, on_sleep):
+    """A NodeLock whose sleeps are counted and call ``on_sleep(n)`` (no wall-clock second is spent)."""
+    sleeps = []
+
+    def sleep(seconds):
+        sleeps.append(seconds)
+        on_sleep(len(sleeps))
+    client = client_from_params(params(emu))
+    request = validate_request(params(emu, holder=holder, purpose="sentinel", wait_timeout_s=0, poll_interval_s=0.01,
+                                      wait_for_purposes=wait_for))
+    return NodeLock(client, request, sleep=sleep), sleeps, client
+
+
+def test_a_release_holder_is_waited_for_and_a_remediation_run_is_not(k8s_emulator):
+    run_node_lock(params(k8s_emulator, holder="release-run", purpose="sentinel-release", duration_s=600))
+
+    def release_after_two(count):
+        if count == 2:
+            run_node_lock(params(k8s_emulator, holder="release-run", state="release"))
+    lock, sleeps, client = _waiting_lock(k8s_emulator, "second-run", {"sentinel-release": 30}, release_after_two)
+    with client:
+        result = lock.run()
+    assert result["held"] and result["holder"] == "second-run" and len(sleeps) == 2 and result["waited_s"] > 0
+
+    # a remediation run holds it now: the same request fails at once, naming the holder's purpose
+    lock, sleeps, client = _waiting_lock(k8s_emulator, "third-run", {"sentinel-release": 30}, lambda count: None)
+    with client, pytest.raises(NodeLockHeld) as err:
+        lock.run()
+    assert sleeps == [] and err.value.purpose == "sentinel" and err.value.to_dict()["purpose"] == "sentinel"
+    assert err.value.to_dict()["holder"] == "second-run"
+
+
+def test_the_wait_follows_the_current_holder(k8s_emulator):
+    """A release holder that hands the node to a remediation run meanwhile: the waiter stops at once (no 30 s wait)."""
+    run_node_lock(params(k8s_emulator, holder="release-run", purpose="sentinel-release", duration_s=600))
+
+    def hand_over(count):
+        if count == 1:
+            run_node_lock(params(k8s_emulator, holder="release-run", state="release"))
+            run_node_lock(params(k8s_emulator, holder="other-run", purpose="sentinel", duration_s=600))
+    lock, sleeps, client = _waiting_lock(k8s_emulator, "second-run", {"sentinel-release": 30}, hand_over)
+    with client, pytest.raises(NodeLockHeld) as err:
+        lock.run()
+    assert len(sleeps) == 1 and err.value.holder == "other-run" and err.value.purpose == "sentinel"
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.one_of(st.none(), st.text(max_size=5), st.integers(), st.lists(st.integers(), max_size=2),
+                 st.dictionaries(st.one_of(st.text(max_size=8), st.integers()),
+                                 st.one_of(st.floats(allow_nan=True), st.integers(-5, 100), st.text(max_size=4), st.booleans(), st.none()),
+                                 max_size=3)))
+def test_wait_for_purposes_is_pairs_or_an_error_naming_the_field(value):
+    try:
+        pairs = validate_wait_for_purposes(value)
+    except K8sInvalidName as err:
+        assert "wait_for_purposes" in str(err) and "wait_for_purposes" in str(err.to_dict())
+        return
+    assert all(isinstance(p, str) and p and isinstance(s, float) and 0 <= s < float("inf") for p, s in pairs)
+    assert list(pairs) == sorted(pairs)
+    if isinstance(value, dict):
+        assert {p: s for p, s in pairs} == {k: float(v) for k, v in value.items()}

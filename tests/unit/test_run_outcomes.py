@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from ansible_collections.dsxos.cluster.plugins.filter.sentinel_outcomes import (
-    FilterModule, sentinel_entry_outcomes, sentinel_intake_outcomes, sentinel_waiting_outcomes,
+    FilterModule, sentinel_entry_outcomes, sentinel_intake_outcomes, sentinel_waiting_message, sentinel_waiting_outcomes,
 )
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.run_outcomes import (
     REPORTED_KINDS, OutcomeError, entry_outcomes, intake_outcomes, waiting_message, waiting_outcomes,
@@ -73,7 +73,12 @@ def test_bad_input_is_named():
 
 
 def test_the_filters_are_registered_and_adapt_missing_lists():
-    assert sorted(FilterModule().filters()) == ["sentinel_entry_outcomes", "sentinel_intake_outcomes", "sentinel_waiting_outcomes"]
+    assert sorted(FilterModule().filters()) == ["sentinel_entry_outcomes", "sentinel_intake_outcomes", "sentinel_waiting_message",
+                                                "sentinel_waiting_outcomes"]
+    # one wording for a single node (steps.yml) and for the batch rows
+    row = sentinel_waiting_outcomes([{"node": "a", "kind": "resume", "incident": "sen-a", "state": "drained", "held_back": ["fp-9"]}])[0]
+    assert sentinel_waiting_message("sen-a", "drained", ["fp-9"]) == row["message"] == "incident sen-a drained, waiting for a release (held back: fp-9)"
+    assert sentinel_waiting_message("sen-a", "quarantined", None) == "incident sen-a quarantined, waiting for a release"
     assert sentinel_intake_outcomes([], None, None) == [] and sentinel_waiting_outcomes(None) == []
     assert sentinel_entry_outcomes(None, [], "skipped") == []
 

@@ -125,7 +125,7 @@ def validate_drain_batch(decisions: Sequence[Any], options: BatchOptions) -> tup
         seen.add(node)
         lock = validate_lock_request({"node": node, "holder": options.holder, "state": "acquire", "namespace": options.lock_namespace,
                                       "duration_s": options.lock_duration_s, "purpose": LOCK_PURPOSE, "reason": incident,
-                                      "wait_timeout_s": options.lock_wait_s})
+                                      "wait_timeout_s": options.lock_wait_s, "wait_for_purposes": dict(options.lock_wait_for_purposes)})
         items.append(DrainItem(node=node, incident=incident, kind=drain, lock=lock))
     return items, others
 
@@ -233,6 +233,14 @@ class BatchDrain:
         return [outcomes[i.node] for i in items]
 
 
+def locked_by(outcome: DrainOutcome) -> Optional[dict[str, str]]:
+    """The other holder of a node the batch could not lock (``holder``, lease ``purpose``); None for any other outcome."""
+    error = outcome.error or {}
+    if error.get("error") != "NodeLockHeld":
+        return None
+    return {"holder": str(error.get("holder") or ""), "purpose": str(error.get("purpose") or "")}
+
+
 def summarize(outcomes: Sequence[DrainOutcome], others: Sequence[Mapping[str, Any]], check_mode: bool, elapsed_s: float,
               api_calls: Mapping[str, int]) -> dict[str, Any]:
     """The module result: per node, by status, and one line."""
@@ -240,7 +248,7 @@ def summarize(outcomes: Sequence[DrainOutcome], others: Sequence[Mapping[str, An
         return [o.node for o in outcomes if o.status == status]
 
     def listed(status: str) -> list[dict[str, Any]]:
-        return [{"node": o.node, "incident": o.incident, "reason": o.detail} for o in outcomes if o.status == status]
+        return [{"node": o.node, "incident": o.incident, "reason": o.detail, "locked_by": locked_by(o)} for o in outcomes if o.status == status]
 
     drained = names(WOULD_DRAIN if check_mode else BATCH_DRAINED)
     failed, left = listed(FAILED), listed(LEFT)

@@ -127,6 +127,9 @@ class BatchOptions:  # pylint: disable=too-many-instance-attributes
     #: False when the caller already holds every node's lock as ``holder`` (the role's per-node steps): none is taken
     #: or released here
     take_locks: bool = True
+    #: (purpose, seconds) pairs: how long to wait for a lock held for one of these purposes (``node_lock``'s
+    #: ``wait_for_purposes``; the sentinel's releases)
+    lock_wait_for_purposes: tuple[tuple[str, float], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -216,7 +219,7 @@ def validate_batch(decisions: Sequence[Any], options: BatchOptions) -> tuple[lis
         record = validate_incident_options(dict(common, action="record"))
         lock = validate_lock_request({"node": node, "holder": options.holder, "state": "acquire", "namespace": options.lock_namespace,
                                       "duration_s": options.lock_duration_s, "purpose": LOCK_PURPOSE, "reason": incident,
-                                      "wait_timeout_s": options.lock_wait_s})
+                                      "wait_timeout_s": options.lock_wait_s, "wait_for_purposes": dict(options.lock_wait_for_purposes)})
         items.append(BatchItem(node=opening.node, incident=opening.incident, reason=reason, lock=lock, open=opening, record=record))
     return items, ignored
 

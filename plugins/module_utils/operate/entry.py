@@ -24,7 +24,7 @@ from ansible_collections.dsxos.cluster.plugins.module_utils.operate.circuit_brea
 )
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.drain_policy import DrainPolicy
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.node_drain import MODES, DrainOptions, drain_nodes
-from ansible_collections.dsxos.cluster.plugins.module_utils.operate.node_lock import NodeLock, validate_request
+from ansible_collections.dsxos.cluster.plugins.module_utils.operate.node_lock import NodeLock, validate_request, validate_wait_for_purposes
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.node_quarantine import (
     DEFAULT_CONFLICT_RETRIES, QuarantineOptions, build_request, run_node_action, validate_nodes,
 )
@@ -116,6 +116,7 @@ NODE_LOCK_SPEC: Dict[str, Any] = dict(
     purpose=dict(type="str", default=""),
     reason=dict(type="str", default=""),
     wait_timeout_s=dict(type="float", default=0.0),
+    wait_for_purposes=dict(type="dict", default={}),
     poll_interval_s=dict(type="float", default=2.0),
     force=dict(type="bool", default=False),
 )
@@ -197,7 +198,7 @@ def node_drain_from_params(params: Mapping[str, Any], check_mode: bool = False, 
 
 def run_node_lock(params: Mapping[str, Any], check_mode: bool = False, diff: bool = False) -> Dict[str, Any]:  # pylint: disable=unused-argument
     """``node_lock``: connection options + node, holder, state, namespace, duration_s, purpose, reason, wait_timeout_s,
-    poll_interval_s, force."""
+    poll_interval_s, wait_for_purposes, force."""
     request = validate_request(params)
     return run_with_client(params, lambda client: NodeLock(client, request, check_mode=check_mode).run())
 
@@ -252,6 +253,7 @@ NODE_INCIDENT_SPEC: Dict[str, Any] = dict(
     event_namespace=dict(type="str", default="default"),
     history_limit=dict(type="int", default=20),
     conflict_retries=dict(type="int", default=5),
+    require_all_resolved=dict(type="bool", default=False),
 )
 
 
@@ -348,6 +350,7 @@ SENTINEL_BATCH_SPEC: Dict[str, Any] = dict(
     lock_namespace=dict(type="str", default="dsxos-system"),
     lock_duration_s=dict(type="int", default=1800),
     lock_wait_s=dict(type="float", default=0.0),
+    lock_wait_for_purposes=dict(type="dict", default={}),
     event_namespace=dict(type="str", default="default"),
     workers=dict(type="int", default=16),
 )
@@ -369,7 +372,8 @@ def batch_options_from_params(params: Mapping[str, Any]) -> Any:
                         lock_duration_s=int(_number(params, "lock_duration_s", 1800)), lock_wait_s=float(_number(params, "lock_wait_s", 0.0)),
                         taint=params.get("taint") is not False, breaker=_breaker(params) or BreakerConfig(),
                         event_namespace=params.get("event_namespace") or "default", workers=int(_number(params, "workers", 16)),
-                        take_locks=params.get("lock") is not False)
+                        take_locks=params.get("lock") is not False,
+                        lock_wait_for_purposes=validate_wait_for_purposes(params.get("lock_wait_for_purposes"), "lock_wait_for_purposes"))
 
 
 def run_sentinel_quarantine(params: Mapping[str, Any], check_mode: bool = False, diff: bool = False) -> Dict[str, Any]:  # pylint: disable=unused-argument

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional, Sequence
 
 from ansible_collections.dsxos.cluster.plugins.module_utils.common.errors import InputError
-from ansible_collections.dsxos.cluster.plugins.module_utils.operate.quarantine_state import ANN_PRIOR, LABEL_STATE
+from ansible_collections.dsxos.cluster.plugins.module_utils.operate.quarantine_state import ANN_PRIOR, LABEL_STATE, STATE_QUARANTINED
 
 ANN_INCIDENT = "dsxos.io/incident"
 ANN_INCIDENT_HISTORY = "dsxos.io/incident-history"
@@ -51,12 +51,13 @@ DRAINED = "drained"
 REMEDIATING = "remediating"
 RECERTIFYING = "recertifying"
 RETURNED = "returned"
+RELEASED = "released"
 NEEDS_ATTENTION = "needs-attention"
 STATES = (QUARANTINED, DRAINING, DRAINED, REMEDIATING, RECERTIFYING, RETURNED, NEEDS_ATTENTION)
 #: states an incident can be opened in
 OPEN_STATES = (QUARANTINED, NEEDS_ATTENTION)
 #: how an incident ends
-OUTCOMES = (RETURNED, "released")
+OUTCOMES = (RETURNED, RELEASED)
 
 #: allowed moves (staying in the same state is an idempotent no-op, except a new remediation attempt)
 TRANSITIONS: dict[str, frozenset[str]] = {
@@ -322,7 +323,11 @@ class NodeIncidents:  # pylint: disable=too-many-instance-attributes
             raise IncidentError(str(data.get("error") or f"node {node}: annotation {ANN_INCIDENT} is unreadable"), node=node,
                                 resource="nodes", name=node)
         incident = data.get("incident")
+        quarantine = data.get("quarantine") if isinstance(data.get("quarantine"), Mapping) else {}
+        # the quarantine record's reason and since survive the plain form (quarantine(), unfinished_release())
+        record = {k: quarantine[k] for k in ("reason", "since") if quarantine.get(k)}
         return cls(node=node, exists=data.get("exists", True) is not False, labels=dict(data.get("labels") or {}),
+                   annotations={ANN_PRIOR: json.dumps(record)} if record else {},
                    unschedulable=bool(data.get("unschedulable")),
                    current=Incident.from_dict(incident, node) if incident else None,
                    history=[dict(h) for h in data.get("history") or [] if isinstance(h, Mapping)],
@@ -361,6 +366,18 @@ class NodeIncidents:  # pylint: disable=too-many-instance-attributes
     def ended(self, incident_id: str) -> Optional[dict[str, Any]]:
         """The history entry of an ended incident."""
         return next((h for h in reversed(self.history) if h.get("id") == incident_id), None)
+
+    def unfinished_release(self, incident_id: str) -> bool:
+        """Did ``incident_id`` end ``released`` while the node still carries the quarantine the sentinel gave it for that
+        incident (state quarantined, the reason naming it, no incident open)? A release closes first and releases the
+        quarantine second; a run that died between the two leaves exactly this, and the next release finishes it."""
+        ended = self.ended(incident_id)
+        quarantine = self.quarantine()
+        reason = str(quarantine.get("reason") or "")
+        return (self.current is None and ended is not None and ended.get("outcome") == RELEASED
+                and quarantine.get("state") == STATE_QUARANTINED
+                and (reason == f"sentinel incident {incident_id}" or reason.startswith((f"sentinel incident {incident_id}:",
+                                                                                         f"sentinel incident {incident_id} "))))
 
     def to_state(self) -> dict[str, Any]:
         """Plain form for module results and the policy."""
@@ -709,14 +726,23 @@ def plan_resolve(view: NodeIncidents, events: Sequence[Mapping[str, Any]], now: 
                   result=_result(view, current, resolved=resolved, ignored=ignored, all_resolved=all_resolved), message=f"node {view.node}: {text}")
 
 
-def plan_close(view: NodeIncidents, incident_id: str, outcome: str, message: str, now: str, history_limit: int = HISTORY_LIMIT) -> Change:
-    """End the open incident ``incident_id`` (``returned`` only from ``recertifying``; ``released`` from any state)."""
+def plan_close(view: NodeIncidents, incident_id: str, outcome: str, message: str, now: str,  # pylint: disable=too-many-arguments
+               history_limit: int = HISTORY_LIMIT, require_all_resolved: bool = False) -> Change:
+    """End the open incident ``incident_id`` (``returned`` only from ``recertifying``; ``released`` from any state).
+
+    With ``require_all_resolved`` an incident with an alert that has not resolved is NOT closed (``unresolved`` names
+    those alerts): an automatic release decides on the same read that its write carries as resourceVersion, so an alert
+    joined after the release read the node is never closed with the incident (and taken as a replay later)."""
     validate_incident_id(incident_id)
     if outcome not in OUTCOMES:
         raise IncidentError(f"outcome must be one of {', '.join(OUTCOMES)}", field="outcome", value=outcome, node=view.node)
     current = view.current
     if current is None or current.id != incident_id:
         return _not_current(view, incident_id, "close")
+    if require_all_resolved and not current.all_resolved:
+        firing = [e.fingerprint for e in current.events if not e.resolved_at]
+        return Change(False, result=_result(view, current, ended=False, all_resolved=False, unresolved=firing),
+                      message=f"node {view.node}: incident {current.id} not closed: alert(s) {', '.join(firing) or '(none)'} still fire")
     if outcome == RETURNED and current.state != RECERTIFYING:
         raise IncidentError(f"node {view.node}: incident {current.id} is {current.state}; only a recertified incident "
                             "(recertifying) is returned - release it instead", field="outcome", value=outcome, node=view.node)

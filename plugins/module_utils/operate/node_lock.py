@@ -53,14 +53,15 @@ STATES = ("acquire", "release", "renew")
 class NodeLockHeld(K8sError):
     """The lock is held by someone else and has not expired (names holder and expiry)."""
 
-    def __init__(self, message: str, holder: str, expires_at: Optional[str], **kwargs: Any) -> None:
+    def __init__(self, message: str, holder: str, expires_at: Optional[str], purpose: str = "", **kwargs: Any) -> None:
         self.holder = holder
         self.expires_at = expires_at
+        self.purpose = purpose
         super().__init__(message, **kwargs)
 
     def to_dict(self) -> dict[str, Any]:
         out = super().to_dict()
-        out.update({"holder": self.holder, "expires_at": self.expires_at})
+        out.update({"holder": self.holder, "expires_at": self.expires_at, "purpose": self.purpose})
         return out
 
 
@@ -86,6 +87,13 @@ class LockRequest:
     wait_timeout_s: float = 0.0
     poll_interval_s: float = 2.0
     force: bool = False
+    #: (purpose, seconds): wait that long (instead of ``wait_timeout_s``, when longer) for a holder whose lease names
+    #: that purpose - a short operation worth waiting for (the sentinel's releases)
+    wait_for_purposes: tuple[tuple[str, float], ...] = ()
+
+    def wait_for(self, purpose: str) -> float:
+        """Seconds to wait for a holder whose lease names ``purpose``."""
+        return max([self.wait_timeout_s] + [seconds for name, seconds in self.wait_for_purposes if name == purpose])
 
     @property
     def lease_name(self) -> str:
@@ -149,7 +157,28 @@ def validate_request(params: Mapping[str, Any]) -> LockRequest:
     validate_subdomain(lease_name_for(node), "lease name (dsxos-node-lock-<node>)")
     return LockRequest(node=node, holder=holder, state=state, namespace=namespace, duration_s=duration,
                        purpose=params.get("purpose") or "", reason=params.get("reason") or "", wait_timeout_s=wait,
-                       poll_interval_s=poll, force=bool(params.get("force")))
+                       poll_interval_s=poll, force=bool(params.get("force")),
+                       wait_for_purposes=validate_wait_for_purposes(params.get("wait_for_purposes")))
+
+
+def validate_wait_for_purposes(value: Any, field: str = "wait_for_purposes") -> tuple[tuple[str, float], ...]:
+    """``{purpose: seconds}`` (seconds >= 0) as sorted pairs; raise :class:`K8sInvalidName` naming the bad entry."""
+    if value in (None, ""):
+        return ()
+    if not isinstance(value, Mapping):
+        raise K8sInvalidName(f"{field} must be a mapping of lock purpose to seconds", field, value)
+    pairs = []
+    for purpose, seconds in value.items():
+        if not isinstance(purpose, str) or not purpose or len(purpose) > 1024:
+            raise K8sInvalidName(f"{field}: a purpose must be a non-empty string of at most 1024 characters", field, purpose)
+        try:
+            number = float(seconds)
+        except (TypeError, ValueError):
+            number = -1.0
+        if isinstance(seconds, bool) or not number >= 0 or number == float("inf"):
+            raise K8sInvalidName(f"{field}[{purpose}] must be a number of seconds >= 0", f"{field}.{purpose}", seconds)
+        pairs.append((purpose, number))
+    return tuple(sorted(pairs))
 
 
 def format_micro_time(moment: datetime.datetime) -> str:
@@ -276,22 +305,24 @@ class NodeLock:
         """Take (or renew) the lock, waiting up to ``wait_timeout_s`` for another holder's lease to end."""
         if not self.check_mode:
             self._ensure_namespace()
-        deadline = time.monotonic() + self.req.wait_timeout_s
+        started = time.monotonic()
         waited = 0.0
         while True:
             outcome = self._with_conflicts(self._acquire_step)
             if outcome.get("action") != "held_by_other":
                 outcome["waited_s"] = round(waited, 3)
                 return outcome
-            remaining = deadline - time.monotonic()
+            purpose = str(outcome["lease"]["annotations"].get(ANN_PURPOSE, ""))
+            # the wait depends on the CURRENT holder's purpose (a short release is waited for, a long run is not)
+            remaining = started + self.req.wait_for(purpose) - time.monotonic()
             if self.check_mode or remaining <= 0:
                 holder, expires = outcome["holder"], outcome["expires_at"]
                 suffix = f" (waited {waited:.1f} s)" if waited else ""
                 raise NodeLockHeld(f"node {self.req.node} is locked by {holder!r} until {expires} (lease {self.req.namespace}/"
-                                   f"{self.req.lease_name}, purpose {outcome['lease']['annotations'].get(ANN_PURPOSE, '')!r}, reason "
+                                   f"{self.req.lease_name}, purpose {purpose!r}, reason "
                                    f"{outcome['lease']['annotations'].get(ANN_REASON, '')!r}){suffix}", holder=holder, expires_at=expires,
-                                   verb="acquire", resource="leases", name=self.req.lease_name, namespace=self.req.namespace,
-                                   node=self.req.node)
+                                   purpose=purpose, verb="acquire", resource="leases", name=self.req.lease_name,
+                                   namespace=self.req.namespace, node=self.req.node)
             pause = min(self.req.poll_interval_s, max(remaining, 0.0))
             self.sleep(pause)
             waited += pause

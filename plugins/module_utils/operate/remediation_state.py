@@ -71,6 +71,8 @@ class IncidentOptions:  # pylint: disable=too-many-instance-attributes
     event_namespace: str = DEFAULT_EVENT_NAMESPACE
     history_limit: int = 20
     conflict_retries: int = DEFAULT_CONFLICT_RETRIES
+    #: ``close`` only: leave an incident with a firing alert open (an automatic release)
+    require_all_resolved: bool = False
 
 
 def _need(value: Any, name: str, action: str) -> None:
@@ -143,7 +145,8 @@ def validate_options(params: Mapping[str, Any]) -> IncidentOptions:  # pylint: d
         outcome=outcome, attempt=bool(params.get("attempt")), attempt_cap=cap, attempt_window_s=window,
         attempt_key=validate_text(params.get("attempt_key"), "attempt_key"), label_selector=selector,
         actor=validate_text(params.get("actor"), "actor") or default_actor(), emit_events=params.get("emit_events") is not False,
-        event_namespace=namespace, history_limit=history_limit, conflict_retries=retries)
+        event_namespace=namespace, history_limit=history_limit, conflict_retries=retries,
+        require_all_resolved=bool(params.get("require_all_resolved")))
 
 
 def event_body(node: Mapping[str, Any], namespace: str, change: Change, incident_id: str, actor: str, now: str) -> dict[str, Any]:
@@ -192,7 +195,7 @@ def _plan(view: NodeIncidents, options: IncidentOptions, now: str, now_s: float,
     if action == "resolve":
         return plan_resolve(view, options.events, now)
     if action == "close":
-        return plan_close(view, options.incident, options.outcome, options.message, now, options.history_limit)
+        return plan_close(view, options.incident, options.outcome, options.message, now, options.history_limit, options.require_all_resolved)
     return plan_record(view, options.events, now)
 
 

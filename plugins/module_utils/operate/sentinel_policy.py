@@ -652,11 +652,14 @@ def plan(raw_events: Sequence[Any], raw_rules: Any = None, node_state: Optional[
             decisions.append(outcome.decision)
     releases = []
     for node in sorted(resolved):
-        held, ignored = [], []
+        held, ignored, unfinished = [], [], {}
         for event in resolved[node]:
             verdict = classify_resolved(views[node], event.fingerprint, event.starts_at)
             if verdict.kind == "resolve":
                 held.append(event)
+            elif verdict.kind == "ended" and verdict.incident and views[node].unfinished_release(verdict.incident):
+                # closed by a release that did not get to release the quarantine: this release finishes it
+                unfinished.setdefault(verdict.incident, []).append(event)
             else:
                 ignored.append(_skip(event, verdict.reason, verdict.kind))
         skipped.extend(ignored)
@@ -664,6 +667,8 @@ def plan(raw_events: Sequence[Any], raw_rules: Any = None, node_state: Optional[
             current = views[node].current
             releases.append({"node": node, "incident": current.id if current else None, "state": current.state if current else None,
                              "events": [e.to_dict() for e in held]})
+        for incident, events in unfinished.items():
+            releases.append({"node": node, "incident": incident, "state": None, "events": [e.to_dict() for e in events], "unfinished": True})
     batches: dict[str, list[str]] = {}
     for decision in decisions:
         if decision.acts:
