@@ -18,10 +18,11 @@ def _fail(name: str, exc: Exception) -> AnsibleFilterError:
     return AnsibleFilterError("dsxos.cluster.%s: %s" % (name, exc))
 
 
-def sentinel_intake_outcomes(decisions: Any, batch_nodes: Any = None, held_back: Any = None, check_mode: bool = False) -> List[Dict[str, Any]]:
-    """``decisions | dsxos.cluster.sentinel_intake_outcomes(batch.nodes, batch.held_back, ansible_check_mode)``."""
+def sentinel_intake_outcomes(decisions: Any, batch_nodes: Any = None, held_back: Any = None, check_mode: bool = False,
+                             joined: Any = None) -> List[Dict[str, Any]]:
+    """``decisions | dsxos.cluster.sentinel_intake_outcomes(batch.nodes, batch.held_back, ansible_check_mode, batch.joined)``."""
     try:
-        return intake_outcomes(list(decisions or []), list(batch_nodes or []), list(held_back or []), bool(check_mode))
+        return intake_outcomes(list(decisions or []), list(batch_nodes or []), list(held_back or []), bool(check_mode), list(joined or []))
     except (OutcomeError, TypeError) as exc:
         raise _fail("sentinel_intake_outcomes", exc) from None
 

@@ -263,8 +263,9 @@ event_error:
 nodes:
   description: With O(action=get), per node C(exists), C(labels), C(unschedulable), C(incident), C(history), C(attempts),
     C(recent), C(quarantine) (C(state), C(reason), C(since)), C(opted_out), C(all_resolved) (the open incident has alerts and
-    every one resolved); a node whose incident annotation cannot be parsed
-    has C(unreadable=true) and C(error) instead (the policy skips only that node). With O(action=list), rows of C(node),
+    every one resolved), C(unfinished_release) (the id of an incident a release closed without releasing its quarantine,
+    the node still quarantined with the reason naming it and no incident open; else null); a node whose incident
+    annotation cannot be parsed has C(unreadable=true) and C(error) instead (the policy skips only that node). With O(action=list), rows of C(node),
     C(quarantine), C(incident), C(state), C(action), C(reason), C(since), C(updated), C(attempts), C(last_error), C(unschedulable).
   returned: get, list
   type: raw

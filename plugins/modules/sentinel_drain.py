@@ -133,7 +133,8 @@ drained:
   type: list
   elements: str
 failed_nodes:
-  description: Nodes not drained - C(node), C(incident), C(reason); they stay cordoned, the incident in C(draining) with the error.
+  description: Nodes not drained - C(node), C(incident), C(reason), C(locked_by) (null); they stay cordoned, the incident in
+    C(draining) with the error.
   returned: success
   type: list
   elements: dict

@@ -144,7 +144,8 @@ plan:
   type: dict
 joined:
   description: Without O(decisions) - the nodes whose new alerts were joined to their open incident - C(node),
-    C(incident), C(changed), C(msg); a join that failed has C(error) (the role's next task joins it again).
+    C(incident), C(changed), C(msg), C(ended) (the incident ended before the join, which wrote nothing; the second run
+    decides again); a join that failed has C(error) (the role's next task joins it again).
   returned: when O(decisions) is not given and O(quarantine=true)
   type: list
   elements: dict

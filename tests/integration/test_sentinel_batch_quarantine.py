@@ -386,27 +386,90 @@ def test_a_release_for_a_node_another_run_holds_marks_the_alerts_and_that_run_re
 def test_a_close_without_its_quarantine_release_is_finished_by_the_next_release_and_then_changes_nothing(k8s_emulator, ansible_run, tmp_path):
     """An automatic release closes the incident first (only when every alert resolved), then releases the quarantine:
     a run that died between the two leaves a cordoned node whose record names the incident, and the next release of
-    that incident finishes the quarantine release."""
+    that incident finishes the quarantine release - never a release of another (older) incident."""
     emu = k8s_emulator
     name = emu.add_nodes(2, "h100-eks", name_prefix="gpu-")[0]
-    events = [alert(name, "fp-c", "certification")]
-    variables = run_vars(emu, tmp_path, events)
+    first = [alert(name, "fp-old", "certification", starts_at="2026-03-01T09:00:00Z")]
+    variables = run_vars(emu, tmp_path, first)
     ansible_run("dsxos.cluster.remediate", extra_vars=dict(variables, sentinel_phase="intake"), expect_rc=0)
+    older = annotation(emu, name, "dsxos.io/incident")["id"]
+    ansible_run("dsxos.cluster.release", extra_vars=dict(variables, sentinel_events=[dict(e, status="resolved") for e in first]), expect_rc=0)
+    assert not emu.api.get("v1", "Node", name)["spec"].get("unschedulable")
+
+    events = [alert(name, "fp-c", "certification")]
+    ansible_run("dsxos.cluster.remediate", extra_vars=dict(variables, sentinel_phase="intake", sentinel_events=events), expect_rc=0)
     incident = annotation(emu, name, "dsxos.io/incident")["id"]
+    assert incident != older
+    # a release that died after its close: the incident is closed, the quarantine is still there
     closed = call_entry(NODE_INCIDENT, _entry_params(emu, NODE_INCIDENT, action="close", node=name, incident=incident, outcome="released",
                                                      actor="dsxos-sentinel"))
     assert closed["changed"] and emu.api.get("v1", "Node", name)["spec"]["unschedulable"] is True
     assert "sentinel incident " + incident in annotation(emu, name, "dsxos.io/quarantine-prior", "{}")["reason"], "the cordon has its record"
 
+    # a release by hand of the OLDER released incident does not touch the quarantine of the newer one
+    manual = ansible_run("dsxos.cluster.release", extra_vars=dict(variables, sentinel_events=[], sentinel_nodes=[name], sentinel_incident=older),
+                         expect_rc=0)
+    [outcome] = stats_of(manual)["outcomes"]
+    assert outcome["status"] == "skipped" and "is not open" in outcome["message"], outcome
+    assert emu.api.get("v1", "Node", name)["spec"]["unschedulable"] is True
+
     resolved = [dict(e, status="resolved", ends_at="2026-03-01T10:30:00Z") for e in events]
     release = ansible_run("dsxos.cluster.release", extra_vars=dict(variables, sentinel_events=resolved), expect_rc=0)
     [outcome] = stats_of(release)["outcomes"]
-    assert outcome["status"] == "released" and "its quarantine released now" in outcome["message"], outcome
+    assert outcome["status"] == "released" and outcome["incident"] == incident and "its quarantine released now" in outcome["message"], outcome
     assert not emu.api.get("v1", "Node", name)["spec"].get("unschedulable") and not annotation(emu, name, "dsxos.io/quarantine-prior", "{}")
     again = ansible_run("dsxos.cluster.release", extra_vars=dict(variables, sentinel_events=resolved), expect_rc=0)
     summary = stats_of(again)
     assert summary["outcomes"] == [] and "ended" in json.dumps(summary["skipped"]), summary
     assert not [t for t in again.tasks if t.get("changed")], "a replay of the release changes nothing"
+
+
+def test_a_release_never_closes_an_alert_joined_after_it_read_the_node(k8s_emulator, ansible_run, tmp_path):
+    """Joins take no node lock: an intake joins a new alert while a release holds the node, after the release marked its
+    alerts resolved and before its close. The close (require_all_resolved, on the read its write carries) writes
+    nothing, the node stays quarantined and is reported waiting; the joined alert, once resolved, releases it."""
+    emu = k8s_emulator
+    name = emu.add_nodes(2, "h100-eks", name_prefix="gpu-")[0]
+    events = [alert(name, "fp-r", "certification")]
+    variables = run_vars(emu, tmp_path, events)
+    ansible_run("dsxos.cluster.remediate", extra_vars=dict(variables, sentinel_phase="intake"), expect_rc=0)
+    incident = annotation(emu, name, "dsxos.io/incident")["id"]
+    late = dict(alert(name, "fp-late", "certification", starts_at="2026-03-01T10:05:00Z"))
+    joined = threading.Event()
+    stop = threading.Event()
+
+    def join_after_the_resolve():  # the intake of a later batch, racing the release (no node lock)
+        while not stop.is_set():
+            record = annotation(emu, name, "dsxos.io/incident")
+            if record and all(e.get("resolved_at") for e in record["events"]):
+                out = call_entry(NODE_INCIDENT, _entry_params(emu, NODE_INCIDENT, action="join", node=name, incident=incident,
+                                                              events=[late], actor="dsxos-sentinel"))
+                assert out["changed"], out
+                joined.set()
+                return
+            stop.wait(0.01)
+    # the node's reads answer after 1.5 s (the state is read after the wait): the join lands well before the close reads
+    emu.faults.set(f"/api/v1/nodes/{name}", methods=["GET"], latency_s=1.5)
+    racer = threading.Thread(target=join_after_the_resolve, daemon=True)
+    racer.start()
+    try:
+        resolved = [dict(e, status="resolved", ends_at="2026-03-01T10:30:00Z") for e in events]
+        release = ansible_run("dsxos.cluster.release", extra_vars=dict(variables, sentinel_events=resolved), expect_rc=0)
+    finally:
+        stop.set()
+        racer.join(10)
+        emu.faults.clear()
+    assert joined.is_set()
+    [outcome] = stats_of(release)["outcomes"]
+    assert outcome["status"] == "waiting" and outcome["message"] == f"alert(s) fp-late of incident {incident} still fire", outcome
+    record = annotation(emu, name, "dsxos.io/incident")
+    assert record["id"] == incident and [(e["fingerprint"], bool(e.get("resolved_at"))) for e in record["events"]] == [
+        ("fp-r", True), ("fp-late", False)]
+    assert emu.api.get("v1", "Node", name)["spec"]["unschedulable"] is True and annotation(emu, name, "dsxos.io/incident-history", "[]") == []
+
+    done = ansible_run("dsxos.cluster.release", extra_vars=dict(variables, sentinel_events=[dict(late, status="resolved")]), expect_rc=0)
+    assert [(o["node"], o["status"]) for o in stats_of(done)["outcomes"]] == [(name, "released")]
+    assert not emu.api.get("v1", "Node", name)["spec"].get("unschedulable")
 
 
 def test_the_run_after_an_intake_waits_for_a_node_a_release_holds_and_never_for_another_remediation_run(k8s_emulator, ansible_run, tmp_path):

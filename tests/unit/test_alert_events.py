@@ -507,7 +507,8 @@ def test_rulebooks_pass_the_batch_to_the_sentinel_playbooks_intakes_and_releases
         # ... and never wait for a node's lock while they hold the rulebook's
         assert extra(intake) == {"sentinel_events": "{{ event.batch }}", "sentinel_phase": "intake", "sentinel_lock_wait_s": 0}
         assert extra(steps) == {"sentinel_events": "{{ event.batch }}", "sentinel_phase": "all"}
-        assert extra(release) == {"sentinel_events": "{{ event.batch }}", "sentinel_lock_wait_s": 0}
+        # a release holds the rulebook lock: it waits only briefly for another release's node lock (never for a remediation run)
+        assert extra(release) == {"sentinel_events": "{{ event.batch }}", "sentinel_lock_wait_s": 0, "sentinel_lock_wait_release_s": 15}
         if kind == "run_playbook":
             assert intake["name"] == steps["name"] == "dsxos.cluster.remediate" and release["name"] == "dsxos.cluster.release"
         else:

@@ -212,18 +212,29 @@ def test_a_lost_incident_patch_response_does_not_count_the_attempt_twice(k8s_emu
 
 # ---------------------------------------------------------------------------------------------------- found by the chain test
 
-def test_a_second_alert_that_fired_during_an_incident_and_arrives_after_it_ended_starts_nothing():
-    """ansible-rulebook runs one playbook at a time: a second alert posted during a remediation reaches the sentinel
-    only after the incident returned. It would have joined the incident, so it is a replay; an alert that started after
-    the end opens a new incident, and one that started before the incident's first alert is not refused by it."""
-    from ansible_collections.dsxos.cluster.plugins.module_utils.operate.incident import classify_firing, plan_close
+def test_a_second_alert_that_fired_during_an_incident_and_arrives_after_it_returned_starts_nothing():
+    """A second alert posted during a remediation may reach the sentinel only after the incident returned (remediated
+    and recertified). It would have joined the incident, so it is a replay; an alert that started after the end opens a
+    new incident, and one that started before the incident's first alert is not refused by it. An incident RELEASED
+    because its alerts resolved covers only its own alerts: one that started meanwhile and still fires was never handled
+    (the release's close refuses to swallow a joined one) and opens a new incident - no older event cancels a fresh fault."""
+    from ansible_collections.dsxos.cluster.plugins.module_utils.operate.incident import AdvanceRequest, classify_firing, plan_advance, plan_close
 
-    obj = node()
-    obj = _apply_change(obj, plan_open(NodeIncidents.from_node(obj), OpenRequest(
-        incident="sen-000000000001", action="reboot", reason="sentinel incident", events=({"fingerprint": "fp-1", "starts_at": format_time(T0)},)),
-        format_time(T0 + 1)))
-    obj = _apply_change(obj, plan_close(NodeIncidents.from_node(obj), "sen-000000000001", "released", "", format_time(T0 + 100)))
-    view = NodeIncidents.from_node(obj)
-    assert classify_firing(view, "fp-2", format_time(T0 + 50)).kind == "replay", "fired during the incident: covered by it"
-    assert classify_firing(view, "fp-2", format_time(T0 + 150)).kind == "new", "fired after the incident ended"
-    assert classify_firing(view, "fp-0", format_time(T0 - 5)).kind == "new", "an ended incident refuses only what it covered"
+    def ended(outcome):
+        obj = node()
+        obj = _apply_change(obj, plan_open(NodeIncidents.from_node(obj), OpenRequest(
+            incident="sen-000000000001", action="reboot", reason="sentinel incident", events=({"fingerprint": "fp-1", "starts_at": format_time(T0)},)),
+            format_time(T0 + 1)))
+        if outcome == "returned":
+            for offset, state in enumerate(("draining", "drained", "remediating", "recertifying"), start=10):
+                obj = _apply_change(obj, plan_advance(NodeIncidents.from_node(obj), AdvanceRequest(incident="sen-000000000001", state=state),
+                                                      format_time(T0 + offset), T0 + offset))
+        obj = _apply_change(obj, plan_close(NodeIncidents.from_node(obj), "sen-000000000001", outcome, "", format_time(T0 + 100)))
+        return NodeIncidents.from_node(obj)
+    returned, released = ended("returned"), ended("released")
+    assert classify_firing(returned, "fp-2", format_time(T0 + 50)).kind == "replay", "fired during the remediation: covered by it"
+    assert classify_firing(released, "fp-2", format_time(T0 + 50)).kind == "new", "a released incident never looked at it"
+    for view in (returned, released):
+        assert classify_firing(view, "fp-2", format_time(T0 + 150)).kind == "new", "fired after the incident ended"
+        assert classify_firing(view, "fp-0", format_time(T0 - 5)).kind == "new", "an ended incident refuses only what it covered"
+        assert classify_firing(view, "fp-1", format_time(T0)).kind == "replay", "its own alert, re-sent, is a replay"

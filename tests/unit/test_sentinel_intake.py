@@ -18,8 +18,11 @@ from ansible_collections.dsxos.cluster.plugins.module_utils.operate.batch_quaran
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.circuit_breaker import BreakerConfig
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.incident import parse_rfc3339
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.node_lock import LockRequest, NodeLock
-from ansible_collections.dsxos.cluster.plugins.module_utils.operate.remediation_state import get_states
-from ansible_collections.dsxos.cluster.plugins.module_utils.operate.sentinel_intake import plan_and_quarantine, plan_with_state, read_states
+from ansible_collections.dsxos.cluster.plugins.module_utils.operate.remediation_state import get_states, run_node_incident
+from ansible_collections.dsxos.cluster.plugins.module_utils.operate.remediation_state import validate_options as validate_incident_options
+from ansible_collections.dsxos.cluster.plugins.module_utils.operate.sentinel_intake import (
+    join_alerts, plan_and_quarantine, plan_with_state, read_states,
+)
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.sentinel_policy import PolicyOptions, SentinelPolicyError, plan
 from ansible_collections.dsxos.cluster.tests.harness.k8s_emulator.pytest_fixture import (  # noqa: F401  pylint: disable=unused-import
     k8s_emulator, k8s_emulator_factory)
@@ -250,3 +253,22 @@ def test_the_modules_entries_refuse_contradictory_input(k8s_emulator):
     assert bad_manual["failed"] and "manual_reason" in bad_manual["msg"]
     exclusive = entry.SENTINEL_QUARANTINE.module_options["mutually_exclusive"]
     assert ("decisions", "events") in exclusive and ("decisions", "manual_nodes") in exclusive
+
+
+def test_a_join_that_meets_an_ended_incident_says_so_and_writes_nothing(k8s_emulator):
+    """An intake planned while the incident was open; a release closed it before the join was written: the join result
+    says ``ended`` (the intake reports the node pending), and a plan made now opens a new incident for the alert."""
+    emu = k8s_emulator
+    name = emu.add_nodes(2, "h100-eks", name_prefix="gpu-")[0]
+    with client_for(emu) as client:
+        first = plan_and_quarantine(client, [alert(name, "fp-a")], None, POLICY, batch=batch_options())
+        decided = plan_with_state(client, [alert(name, "fp-b")], None, POLICY)
+        [join] = [d for d in decided["decisions"] if d["node"] == name]
+        assert join["kind"] == "join"
+        run_node_incident(client, validate_incident_options({"action": "close", "node": name, "incident": first["plan"]["decisions"][0]["incident"],
+                                                             "outcome": "released"}))
+        [result] = join_alerts(client, decided["decisions"], batch_options())
+        again = plan_with_state(client, [alert(name, "fp-b")], None, POLICY)
+    assert result["ended"] is True and result["changed"] is False and "already ended" in result["msg"]
+    assert incident(emu, name) is None, "nothing joined to a closed incident"
+    assert [d["kind"] for d in again["decisions"]] == ["open"]

@@ -367,6 +367,11 @@ class NodeIncidents:  # pylint: disable=too-many-instance-attributes
         """The history entry of an ended incident."""
         return next((h for h in reversed(self.history) if h.get("id") == incident_id), None)
 
+    def unfinished_release_id(self) -> Optional[str]:
+        """The id of the latest ended incident when :meth:`unfinished_release` holds for it, else None."""
+        last = str(self.history[-1].get("id") or "") if self.history else ""
+        return last if last and self.unfinished_release(last) else None
+
     def unfinished_release(self, incident_id: str) -> bool:
         """Did ``incident_id`` end ``released`` while the node still carries the quarantine the sentinel gave it for that
         incident (state quarantined, the reason naming it, no incident open)? A release closes first and releases the
@@ -384,7 +389,8 @@ class NodeIncidents:  # pylint: disable=too-many-instance-attributes
         return {"exists": self.exists, "labels": dict(self.labels), "unschedulable": self.unschedulable,
                 "incident": self.current.to_dict() if self.current else None, "history": list(self.history),
                 "attempts": list(self.attempts), "recent": list(self.recent), "quarantine": self.quarantine(),
-                "opted_out": self.opted_out, "all_resolved": bool(self.current is not None and self.current.all_resolved)}
+                "opted_out": self.opted_out, "all_resolved": bool(self.current is not None and self.current.all_resolved),
+                "unfinished_release": self.unfinished_release_id()}
 
 
 # ---------------------------------------------------------------------------------------------------- stale / replay
@@ -446,11 +452,15 @@ def classify_firing(view: NodeIncidents, fingerprint: str, starts_at: str) -> Ve
             if ref.get("starts_at") == starts_at or (ended_at is not None and start <= ended_at):
                 return Verdict("replay", f"already handled by incident {entry.get('id')} ({entry.get('outcome')} at "
                                          f"{entry.get('ended_at')})", str(entry.get("id")))
-    # An alert that started while an incident was open and reaches us only after that incident ended - the rulebook
-    # runs one playbook at a time, so a second alert during a remediation arrives after it - would have joined it: it is
-    # covered by that incident and starts nothing new. An alert that started before the incident's first alert was never
-    # part of it (an ended incident refuses only its own alerts and those that would have joined it) and may open one.
+    # An alert that started while an incident was open and reaches us only after that incident was RETURNED (remediated
+    # and recertified: a second alert during a remediation, delivered after it) would have joined it: it is covered by
+    # that incident and starts nothing new. An incident RELEASED because its alerts resolved covers nothing it did not
+    # hold: an alert that started meanwhile and still fires (an intake that came after the release, or a join the
+    # release's close refused to swallow) is a fault nobody handled, and opens a new incident. An alert that started
+    # before the incident's first alert was never part of it and may open one.
     for entry in reversed(view.history):
+        if entry.get("outcome") != RETURNED:
+            continue
         ended_at = _when(entry.get("ended_at"))
         starts = [_when(r.get("starts_at")) for r in entry.get("events") or []]
         began = min([t for t in starts if t is not None], default=_when(entry.get("opened_at")))

@@ -48,13 +48,15 @@ def waiting_message(incident: Any, state: Any, held_back: Sequence[Any] = ()) ->
     return text + (f" (held back: {', '.join(str(h) for h in held_back)})" if held_back else "")
 
 
-def intake_outcomes(decisions: Sequence[Any], batch_nodes: Sequence[Any] = (), held_back: Sequence[Any] = (),
-                    check_mode: bool = False) -> list[dict[str, Any]]:
+def intake_outcomes(decisions: Sequence[Any], batch_nodes: Sequence[Any] = (), held_back: Sequence[Any] = (),  # pylint: disable=too-many-arguments
+                    check_mode: bool = False, joined: Sequence[Any] = ()) -> list[dict[str, Any]]:
     """What an intake run did for each decided node: ``quarantined`` (the batch opened its incident), ``joined`` (its
-    new alerts were joined to the open incident), ``dry_run``/``check_mode``, or ``pending`` (left to the second run).
-    Nodes the breaker held back are reported by :func:`entry_outcomes` and left out here."""
+    new alerts were joined to the open incident), ``dry_run``/``check_mode``, or ``pending`` (left to the second run,
+    also when ``joined`` - the intake's join results - says the incident ended before the join: the second run
+    decides again). Nodes the breaker held back are reported by :func:`entry_outcomes` and left out here."""
     batch = {entry.get("node"): entry for entry in batch_nodes or [] if isinstance(entry, Mapping)}
     skipped = {entry.get("node") for entry in held_back or [] if isinstance(entry, Mapping)}
+    ended = {entry.get("node") for entry in joined or [] if isinstance(entry, Mapping) and entry.get("ended")}
     rows = []
     for node, decision in _by_node(decisions).items():
         kind = decision.get("kind")
@@ -68,6 +70,9 @@ def intake_outcomes(decisions: Sequence[Any], batch_nodes: Sequence[Any] = (), h
                                 f"would {kind} {decision.get('action')}", state))
         elif done.get("status") == "quarantined":
             rows.append(outcome(decision, "quarantined", str(done.get("detail") or ""), state))
+        elif decision.get("join_events") and node in ended:
+            rows.append(outcome(decision, "pending", f"incident {decision.get('incident')} ended before the new alerts joined it; "
+                                                     "the second run decides again", state))
         elif decision.get("join_events"):
             rest = "" if kind == "join" else "; the rest is left to the second run"
             rows.append(outcome(decision, "joined", f"alerts joined to incident {decision.get('incident')}{rest}", state))

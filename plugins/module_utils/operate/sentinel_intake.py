@@ -78,7 +78,8 @@ def join_alerts(client: KubeApi, decisions: Sequence[Mapping[str, Any]], batch: 
             done = apply_incident(client, request)
         except (K8sError, IncidentError) as err:
             return {"node": node, "incident": incident, "changed": False, "error": err.to_dict(), "msg": str(err)}
-        return {"node": node, "incident": incident, "changed": bool(done.get("changed")), "msg": str(done.get("msg") or "")}
+        return {"node": node, "incident": incident, "changed": bool(done.get("changed")), "msg": str(done.get("msg") or ""),
+                "ended": bool(done.get("ended"))}
     with ThreadPoolExecutor(max_workers=max(1, min(batch.workers, len(todo)))) as pool:
         return list(pool.map(join, todo))
 
