@@ -482,8 +482,8 @@ def test_the_run_after_an_intake_waits_for_a_node_a_release_holds_and_never_for_
         taken = call_entry(NODE_LOCK, _entry_params(emu, NODE_LOCK, node=node, holder=holder, purpose=purpose, duration_s=600))
         assert taken.get("held") is True, taken
     # the release run ends a few seconds later (whatever it did, the node's state is read again under the lock)
-    ends = threading.Timer(4.0, lambda: call_entry(NODE_LOCK, _entry_params(emu, NODE_LOCK, node=waited, holder="dsxos-sentinel/release-run",
-                                                                              state="release")))
+    unlock = _entry_params(emu, NODE_LOCK, node=waited, holder="dsxos-sentinel/release-run", state="release")
+    ends = threading.Timer(4.0, lambda: call_entry(NODE_LOCK, unlock))
     ends.start()
     try:
         rest = ansible_run("dsxos.cluster.remediate", extra_vars=dict(variables, sentinel_phase="all"), expect_rc=0)

@@ -446,7 +446,8 @@ def test_an_alert_joined_between_the_release_read_and_its_close_keeps_the_incide
 
 
 def test_an_unfinished_release_is_only_a_released_incident_whose_quarantine_is_still_there():
-    from ansible_collections.dsxos.cluster.plugins.module_utils.operate.quarantine_state import ANN_PRIOR, LABEL_STATE  # pylint: disable=import-outside-toplevel
+    from ansible_collections.dsxos.cluster.plugins.module_utils.operate.quarantine_state import (  # pylint: disable=import-outside-toplevel
+        ANN_PRIOR, LABEL_STATE)
     fake = FakeNode()
     opened(fake)
     meta = fake.node["metadata"]
@@ -467,7 +468,8 @@ def test_an_unfinished_release_is_only_a_released_incident_whose_quarantine_is_s
 
 
 def test_the_plain_state_keeps_the_quarantine_reason_so_the_policy_sees_an_unfinished_release():
-    from ansible_collections.dsxos.cluster.plugins.module_utils.operate.quarantine_state import ANN_PRIOR, LABEL_STATE  # pylint: disable=import-outside-toplevel
+    from ansible_collections.dsxos.cluster.plugins.module_utils.operate.quarantine_state import (  # pylint: disable=import-outside-toplevel
+        ANN_PRIOR, LABEL_STATE)
     fake = FakeNode()
     opened(fake)
     fake.node["metadata"]["labels"][LABEL_STATE] = "quarantined"

@@ -273,4 +273,4 @@ def test_wait_for_purposes_is_pairs_or_an_error_naming_the_field(value):
     assert all(isinstance(p, str) and p and isinstance(s, float) and 0 <= s < float("inf") for p, s in pairs)
     assert list(pairs) == sorted(pairs)
     if isinstance(value, dict):
-        assert {p: s for p, s in pairs} == {k: float(v) for k, v in value.items()}
+        assert dict(pairs) == {k: float(v) for k, v in value.items()}

@@ -42,8 +42,8 @@ def test_intake_reports_quarantined_joined_pending_and_dry_runs_and_leaves_out_h
     assert rows[2]["message"] == "resume reboot left to the second run"
     assert [r["status"] for r in intake_outcomes(decisions[:2], batch, [], check_mode=True)] == ["check_mode", "check_mode"]
     # the incident of b ended before the intake's join was written: b is left to the second run, which decides again
-    ended = intake_outcomes(decisions[:2], batch, [], joined=[{"node": "b", "incident": "sen-b", "changed": False, "ended": True},
-                                                             {"node": "a", "incident": "sen-1", "changed": False, "ended": False}])
+    joins = [{"node": "b", "incident": "sen-b", "changed": False, "ended": True}, {"node": "a", "incident": "sen-1", "changed": False, "ended": False}]
+    ended = intake_outcomes(decisions[:2], batch, [], joined=joins)
     assert [(r["node"], r["status"]) for r in ended] == [("a", "quarantined"), ("b", "pending")]
     assert ended[1]["message"] == "incident sen-b ended before the new alerts joined it; the second run decides again"
 

@@ -379,10 +379,10 @@ class NodeIncidents:  # pylint: disable=too-many-instance-attributes
         ended = self.ended(incident_id)
         quarantine = self.quarantine()
         reason = str(quarantine.get("reason") or "")
+        named = f"sentinel incident {incident_id}"
         return (self.current is None and ended is not None and ended.get("outcome") == RELEASED
                 and quarantine.get("state") == STATE_QUARANTINED
-                and (reason == f"sentinel incident {incident_id}" or reason.startswith((f"sentinel incident {incident_id}:",
-                                                                                         f"sentinel incident {incident_id} "))))
+                and (reason == named or reason.startswith((named + ":", named + " "))))
 
     def to_state(self) -> dict[str, Any]:
         """Plain form for module results and the policy."""
