@@ -138,7 +138,9 @@ def test_stale_alert_and_replay_after_release_never_act():
     assert classify_firing(fake.view, "fp-new", at(15)).kind == "join"
     fake.apply(plan_close(fake.view, "sen-000000000001", "released", "", at(100)))
     assert classify_firing(fake.view, "fp-1", at(0)).kind == "replay"
-    assert classify_firing(fake.view, "fp-1", at(50)).kind == "replay", "started before the release ended the incident"
+    assert classify_firing(fake.view, "fp-1", at(-3)).kind == "replay", "an older occurrence than the one the incident held"
+    assert classify_firing(fake.view, "fp-1", at(50)).kind == "new", \
+        "a later occurrence the released incident never held (it fired again before the release, delivered after it)"
     assert classify_firing(fake.view, "fp-old", at(-5)).kind == "new", "an ended incident refuses only its own alerts"
     assert classify_firing(fake.view, "fp-1", at(200)).kind == "new", "the same alert firing again after the release is new"
     refused = plan_open(fake.view, OpenRequest(incident="sen-000000000002", action="reboot", reason="r", events=(ev("fp-1", 0),)), at(300))
@@ -485,3 +487,36 @@ def test_the_plain_state_keeps_the_quarantine_reason_so_the_policy_sees_an_unfin
     fake.node["metadata"]["labels"][LABEL_STATE] = "released"
     again = plan(resolved, None, {"gpu-0": fake.view.to_state()}, PolicyOptions(destructive=True, now=T0 + 60))
     assert again["releases"] == [] and [s["verdict"] for s in again["skipped"]] == ["ended"]
+
+
+def test_an_alert_that_fires_again_during_its_open_incident_joins_it_and_keeps_it_open():
+    """The incident's alert resolves, then fires again (a new startsAt) before the release: the new occurrence joins the
+    incident (a resolved alert never hides a fresh fault), the release's close refuses, a late resolve of the OLD
+    occurrence changes nothing, and the new occurrence's resolve lets the incident close."""
+    fake = FakeNode()
+    opened(fake, events=(ev("fp-1", 0),), offset_s=10)
+    fake.apply(plan_resolve(fake.view, [ev("fp-1", 0)], at(20)))
+    assert fake.view.current.all_resolved
+    assert classify_firing(fake.view, "fp-1", at(0)).kind == "resume", "the resolved occurrence itself, re-sent"
+    assert classify_firing(fake.view, "fp-1", at(30)).kind == "join"
+    joined = fake.apply(plan_join(fake.view, "sen-000000000001", [ev("fp-1", 30)], at(31)))
+    assert joined.changed and joined.result["joined"] == ["fp-1"]
+    assert [(e.starts_at, bool(e.resolved_at)) for e in fake.view.current.events] == [(at(0), True), (at(30), False)]
+    assert not fake.view.current.all_resolved and classify_firing(fake.view, "fp-1", at(30)).kind == "resume"
+    assert not plan_join(fake.view, "sen-000000000001", [ev("fp-1", 30)], at(32)).changed, "joined once"
+    assert not plan_close(fake.view, "sen-000000000001", "released", "", at(33), require_all_resolved=True).changed
+    late = plan_resolve(fake.view, [ev("fp-1", 0)], at(34))
+    assert not late.changed and late.result["ignored"][0]["verdict"] == "stale"
+    fake.apply(plan_resolve(fake.view, [ev("fp-1", 30)], at(40)))
+    assert fake.apply(plan_close(fake.view, "sen-000000000001", "released", "", at(41), require_all_resolved=True)).changed
+    assert classify_firing(fake.view, "fp-1", at(30)).kind == "replay" and classify_firing(fake.view, "fp-1", at(35)).kind == "new"
+
+
+def test_a_returned_incident_covers_every_occurrence_up_to_its_end():
+    fake = FakeNode()
+    opened(fake, events=(ev("fp-1", 0),), offset_s=10)
+    for offset, state in enumerate(("draining", "drained", "remediating", "recertifying"), start=20):
+        advance(fake, state, offset)
+    fake.apply(plan_close(fake.view, "sen-000000000001", "returned", "", at(100)))
+    assert classify_firing(fake.view, "fp-1", at(50)).kind == "replay", "fired again during the remediation: covered"
+    assert classify_firing(fake.view, "fp-1", at(150)).kind == "new"

@@ -221,8 +221,18 @@ class Incident:  # pylint: disable=too-many-instance-attributes
         return any(e.fingerprint == fingerprint for e in self.events)
 
     def event(self, fingerprint: str) -> Optional[EventRef]:
-        """The incident's record of an alert."""
-        return next((e for e in self.events if e.fingerprint == fingerprint), None)
+        """The incident's record of an alert: its latest occurrence (an alert that resolved and fired again while the
+        incident was open is recorded once per occurrence)."""
+        return next((e for e in reversed(self.events) if e.fingerprint == fingerprint), None)
+
+    def refires(self, fingerprint: str, starts_at: str) -> bool:
+        """Is this a NEW occurrence of one of the incident's alerts: its latest occurrence resolved, and this one started
+        after it? (It joins the incident: the incident may not close while it fires.)"""
+        latest = self.event(fingerprint)
+        if latest is None or not latest.resolved_at:
+            return False
+        start, recorded = _when(starts_at), _when(latest.starts_at)
+        return start is not None and recorded is not None and start > recorded + 1e-6
 
     @property
     def all_resolved(self) -> bool:
@@ -437,6 +447,8 @@ def classify_firing(view: NodeIncidents, fingerprint: str, starts_at: str) -> Ve
     start = parse_rfc3339(starts_at, "starts_at")
     current = view.current
     if current is not None:
+        if current.refires(fingerprint, starts_at):
+            return Verdict("join", f"a new occurrence of an alert of open incident {current.id} (the earlier one resolved)", current.id)
         if current.has(fingerprint):
             return Verdict("resume", f"part of open incident {current.id}", current.id)
         since, since_text = _incident_start(current)
@@ -449,7 +461,12 @@ def classify_firing(view: NodeIncidents, fingerprint: str, starts_at: str) -> Ve
         for ref in entry.get("events") or []:
             if ref.get("fingerprint") != fingerprint:
                 continue
-            if ref.get("starts_at") == starts_at or (ended_at is not None and start <= ended_at):
+            recorded = _when(ref.get("starts_at"))
+            # a returned incident covers every occurrence up to its end (the remediation and recertification came after
+            # them); a released one only the occurrences it recorded and older ones (it only saw those resolve)
+            covered = (ended_at is not None and start <= ended_at) if entry.get("outcome") == RETURNED else (
+                recorded is not None and start <= recorded + 1e-6)
+            if ref.get("starts_at") == starts_at or covered:
                 return Verdict("replay", f"already handled by incident {entry.get('id')} ({entry.get('outcome')} at "
                                          f"{entry.get('ended_at')})", str(entry.get("id")))
     # An alert that started while an incident was open and reaches us only after that incident was RETURNED (remediated
@@ -699,7 +716,7 @@ def plan_join(view: NodeIncidents, incident_id: Optional[str], events: Sequence[
         if incident_id:
             return _not_current(view, incident_id, "join")
         return Change(False, result=_result(view, None, joined=[], stale=[]), message=f"node {view.node}: no open incident to join")
-    usable, refused = _sort_firing(view, [r for r in refs if not current.has(r.fingerprint)])
+    usable, refused = _sort_firing(view, [r for r in refs if not current.has(r.fingerprint) or current.refires(r.fingerprint, r.starts_at)])
     if not usable:
         return Change(False, result=_result(view, current, joined=[], stale=refused),
                       message=f"node {view.node}: nothing new for incident {current.id}")
