@@ -104,6 +104,12 @@ options:
     description: With O(action=list), only nodes that also match this selector.
     type: str
     default: ""
+  lock_namespace:
+    description:
+      - With O(action=list), the namespace of the node locks (M(dsxos.cluster.node_lock)); each row then says which run
+        holds the node (C(locked_by)) and RV(release_due) leaves out the locked nodes. Empty - locks are not read.
+    type: str
+    default: ""
   actor:
     description: Who acts (recorded in the incident and the Events); default C($DSXOS_ACTOR) or C(user@host).
     type: str
@@ -264,15 +270,29 @@ nodes:
   description: With O(action=get), per node C(exists), C(labels), C(unschedulable), C(incident), C(history), C(attempts),
     C(recent), C(quarantine) (C(state), C(reason), C(since)), C(opted_out), C(all_resolved) (the open incident has alerts and
     every one resolved), C(unfinished_release) (the id of an incident a release closed without releasing its quarantine,
-    the node still quarantined with the reason naming it and no incident open; else null); a node whose incident
+    the node still quarantined with the reason naming it and no incident open; else null), C(release_due) (see
+    RV(release_due), for this node or null); a node whose incident
     annotation cannot be parsed has C(unreadable=true) and C(error) instead (the policy skips only that node). With O(action=list), rows of C(node),
-    C(quarantine), C(incident), C(state), C(action), C(reason), C(since), C(updated), C(attempts), C(last_error), C(unschedulable).
+    C(quarantine), C(incident), C(state) (C(release-unfinished) for an unfinished release, its C(incident) the closed one),
+    C(release_due), C(action), C(reason), C(since), C(updated), C(attempts), C(last_error), C(unschedulable), and with
+    O(lock_namespace) C(locked_by) (C(holder), C(purpose), C(reason), C(expires_at) of the run holding the node, or null).
   returned: get, list
   type: raw
 counts:
   description: With O(action=list), rows per state.
   returned: when action is list
   type: dict
+release_due:
+  description:
+    - With O(action=list), the releases no alert will bring any more, as C(node), C(incident), C(unfinished).
+    - C(unfinished=true) - a release closed the incident and died before releasing its quarantine.
+    - C(unfinished=false) - the open incident's alerts all resolved (a release died before its close, or the resolved
+      alerts were marked while another run held the node); never an incident that needs attention.
+    - With O(lock_namespace), a node another run holds now is left out (that run releases it when it ends).
+    - The sweep of a release run (role variable C(sentinel_release_sweep)) finishes them.
+  returned: when action is list
+  type: list
+  elements: dict
 markdown:
   description: With O(action=list), the rows as a Markdown table.
   returned: when action is list

@@ -70,11 +70,11 @@ options:
         one of these purposes, a mapping of lease purpose to seconds, for example C(sentinel-release) to V(60).
       - For short operations worth waiting for; the sentinel's runs wait for a C(sentinel-release) holder but not for
         another remediation run. The wait follows the CURRENT holder, so a lock that passes to a long holder meanwhile
-        is not waited for.
+        is not waited for. Such a holder is looked at every 0.5 s (or O(poll_interval_s) when shorter).
     type: dict
     default: {}
   poll_interval_s:
-    description: How often to look at the Lease again while waiting.
+    description: How often to look at the Lease again while waiting (for a holder named by O(wait_for_purposes), at most 0.5 s).
     type: float
     default: 2.0
   force:

@@ -494,3 +494,77 @@ def test_the_run_after_an_intake_waits_for_a_node_a_release_holds_and_never_for_
     assert annotation(emu, waited, "dsxos.io/incident")["state"] == "drained"
     assert outcomes[skipped]["status"] == "skipped" and "other-run" in outcomes[skipped]["message"], outcomes[skipped]
     assert annotation(emu, skipped, "dsxos.io/incident")["state"] == "quarantined", "the other run's node is left to it"
+
+
+def test_a_release_run_sweeps_up_the_releases_no_alert_will_bring_and_never_a_node_another_run_holds(k8s_emulator, ansible_run, tmp_path):
+    """Alertmanager sends a group's resolved alerts once: a release that died after its close (quarantine still there),
+    or before it (every alert resolved, incident open), would leave the node cordoned for good. Any release run - here
+    one with no events at all, as a schedule runs it - finishes both; a node another run holds is left to that run, a
+    node that needs attention and an operator's own cordon are never touched, and a second sweep changes nothing."""
+    emu = k8s_emulator
+    closed, resolved, held, attention, manual = emu.add_nodes(5, "h100-eks", name_prefix="gpu-")
+    events = [alert(node, "fp-" + node, "certification") for node in (closed, resolved, held, attention)]
+    variables = run_vars(emu, tmp_path, events)
+    ansible_run("dsxos.cluster.remediate", extra_vars=dict(variables, sentinel_phase="intake"), expect_rc=0)
+    ids = {node: annotation(emu, node, "dsxos.io/incident")["id"] for node in (closed, resolved, held, attention)}
+    for node in (closed, resolved, held, attention):  # the resolved alerts reached a release that died (or was held off)
+        out = call_entry(NODE_INCIDENT, _entry_params(emu, NODE_INCIDENT, action="resolve", node=node, actor="dsxos-sentinel",
+                                                      events=[dict(e, status="resolved") for e in events if e["node"] == node]))
+        assert out["all_resolved"] is True, out
+    assert call_entry(NODE_INCIDENT, _entry_params(emu, NODE_INCIDENT, action="close", node=closed, incident=ids[closed], outcome="released",
+                                                   actor="dsxos-sentinel"))["changed"]
+    assert call_entry(NODE_INCIDENT, _entry_params(emu, NODE_INCIDENT, action="advance", node=attention, incident=ids[attention],
+                                                   state="needs-attention", actor="dsxos-sentinel"))["changed"]
+    assert call_entry(NODE_LOCK, _entry_params(emu, NODE_LOCK, node=held, holder="dsxos-sentinel/other-run", purpose="sentinel",
+                                               duration_s=600))["held"]
+    from ansible_collections.dsxos.cluster.plugins.module_utils.operate.entry import NODE_QUARANTINE  # pylint: disable=import-outside-toplevel
+    assert not call_entry(NODE_QUARANTINE, _entry_params(emu, NODE_QUARANTINE, nodes=[manual], action="cordon", reason="RMA 1234",
+                                                         actor="ops")).get("failed")
+
+    off = ansible_run("dsxos.cluster.release", extra_vars=dict(variables, sentinel_events=[], sentinel_release_sweep=False), expect_rc=0)
+    assert stats_of(off)["outcomes"] == [] and emu.api.get("v1", "Node", closed)["spec"]["unschedulable"] is True
+
+    sweep = ansible_run("dsxos.cluster.release", extra_vars=dict(variables, sentinel_events=[]), expect_rc=0)
+    outcomes = {o["node"]: o for o in stats_of(sweep)["outcomes"]}
+    assert sorted(outcomes) == sorted([closed, resolved]), outcomes
+    assert outcomes[closed]["status"] == "released" and outcomes[closed]["incident"] == ids[closed], outcomes[closed]
+    assert outcomes[closed]["message"].startswith("swept up: incident " + ids[closed] + " was closed; its quarantine released now"), outcomes[closed]
+    assert outcomes[resolved]["status"] == "released" and outcomes[resolved]["incident"] == ids[resolved], outcomes[resolved]
+    for node in (closed, resolved):
+        assert not emu.api.get("v1", "Node", node)["spec"].get("unschedulable"), node
+        assert annotation(emu, node, "dsxos.io/incident") is None and annotation(emu, node, "dsxos.io/incident-history", "[]")[-1]["outcome"] == "released"
+    for node in (held, attention, manual):
+        assert emu.api.get("v1", "Node", node)["spec"]["unschedulable"] is True, node
+    assert annotation(emu, held, "dsxos.io/incident")["state"] == "quarantined", "the other run's node is that run's to release"
+    assert annotation(emu, attention, "dsxos.io/incident")["state"] == "needs-attention"
+    assert annotation(emu, manual, "dsxos.io/quarantine-prior", "{}")["reason"] == "RMA 1234"
+
+    again = ansible_run("dsxos.cluster.release", extra_vars=dict(variables, sentinel_events=[]), expect_rc=0)
+    assert stats_of(again)["outcomes"] == [] and not [t for t in again.tasks if t.get("changed")], "a second sweep changes nothing"
+
+
+def test_a_release_held_off_by_a_dead_release_is_deferred_to_the_sweep_which_releases_the_node(k8s_emulator, ansible_run, tmp_path):
+    """A killed release leaves its short lease behind. A release of the same node meanwhile waits (here 1 s), marks the
+    alerts resolved and reports deferred to the sweep (a release holder never reads the node again when it ends); once
+    the dead lease expired, the next release run - with no events - sweeps the node up."""
+    emu = k8s_emulator
+    name = emu.add_nodes(2, "h100-eks", name_prefix="gpu-")[0]
+    events = [alert(name, "fp-d", "certification")]
+    variables = run_vars(emu, tmp_path, events, sentinel_lock_wait_release_s=1)
+    ansible_run("dsxos.cluster.remediate", extra_vars=dict(variables, sentinel_phase="intake"), expect_rc=0)
+    incident = annotation(emu, name, "dsxos.io/incident")["id"]
+    dead = call_entry(NODE_LOCK, _entry_params(emu, NODE_LOCK, node=name, holder="dsxos-sentinel/dead-release", purpose="sentinel-release",
+                                               reason=incident, duration_s=600))
+    assert dead.get("held") is True, dead
+    resolved = [dict(e, status="resolved", ends_at="2026-03-01T10:30:00Z") for e in events]
+    release = ansible_run("dsxos.cluster.release", extra_vars=dict(variables, sentinel_events=resolved), expect_rc=0)
+    [outcome] = stats_of(release)["outcomes"]
+    assert outcome["status"] == "deferred" and "dead-release" in outcome["message"], outcome
+    assert outcome["message"].endswith("the next release run sweeps it up"), outcome
+    assert emu.api.get("v1", "Node", name)["spec"]["unschedulable"] is True
+
+    call_entry(NODE_LOCK, _entry_params(emu, NODE_LOCK, node=name, holder="dsxos-sentinel/dead-release", state="release"))  # its lease ran out
+    sweep = ansible_run("dsxos.cluster.release", extra_vars=dict(variables, sentinel_events=[]), expect_rc=0)
+    [swept] = stats_of(sweep)["outcomes"]
+    assert swept["status"] == "released" and swept["incident"] == incident and swept["message"].startswith("swept up: "), swept
+    assert not emu.api.get("v1", "Node", name)["spec"].get("unschedulable") and annotation(emu, name, "dsxos.io/incident") is None

@@ -279,7 +279,8 @@ def test_quarantine_without_history_and_undone_quarantine():
     rows = {r["node"]: r for r in report["nodes"]}
     assert rows["n1"]["quarantined_s"] == 3600.0 and rows["n1"]["gpu_hours"]["lost_quarantine"] == 4.0
     assert rows["n2"]["quarantined_s"] == 3600.0 and rows["n2"]["gpus"] == 0.0
-    assert report["quarantined"] == [{"node": "n1", "state": fs.NO_INCIDENT, "incident": None, "action": None, "reason": "manual", "actor": "ops",
+    assert report["quarantined"] == [{"node": "n1", "state": fs.NO_INCIDENT, "incident": None, "release_due": None, "action": None, "reason": "manual",
+                                      "actor": "ops",
                                       "since": iso(23 * H), "incident_opened_at": None, "attempts": 0, "last_error": "", "gpus": 4.0,
                                       "unschedulable": False}]
     assert report["work"]["useful_fraction"] == 0.0
@@ -317,3 +318,24 @@ def test_hostile_names_are_escaped_in_html():
                                                                                   "reason": "<img src=x onerror=alert(2)>", "since": iso(H)})}}}
     page = to_html(fs.build_report([node], [], [], options))
     assert "<script>" not in page and "<img" not in page and "&lt;img src=x onerror=alert(2)&gt;" in page
+
+
+def test_a_release_that_closed_the_incident_but_died_shows_as_release_unfinished(k8s_emulator):
+    """A release closed the incident and died before releasing its quarantine: the report's quarantined row names the
+    closed incident and the state release-unfinished (not quarantined-without-incident), with the release due."""
+    emu = k8s_emulator
+    emu.add_nodes(1, "h100-eks", name_prefix="gpu-")
+    client = client_from_params(auth(emu))
+    try:
+        alert = {"fingerprint": "fp-1", "starts_at": iso(2 * H)}
+        ident = incident_id_for("gpu-0", "fp-1", alert["starts_at"])
+        incident(client, 2 * H + 5, action="open", node="gpu-0", incident=ident, rule="fallen-off-bus", remediation="reboot",
+                 reason="XID 79", events=[alert])
+        quarantine(client, "gpu-0", "cordon", 2 * H + 6, reason=f"sentinel incident {ident}: reboot (rule r): XID 79")
+        incident(client, 3 * H, action="resolve", node="gpu-0", events=[alert])
+        incident(client, 3 * H + 1, action="close", node="gpu-0", incident=ident, outcome="released")
+    finally:
+        client.close()
+    result = call_entry(FLEET_STATUS, module_params(emu), False, False)
+    [row] = result["report"]["quarantined"]
+    assert row["state"] == "release-unfinished" and row["incident"] == ident and row["release_due"] == {"incident": ident, "unfinished": True}

@@ -11,10 +11,13 @@ import os
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ansible_collections.dsxos.cluster.plugins.module_utils.common.entry import call_entry
 from ansible_collections.dsxos.cluster.plugins.module_utils.kube.client import KubeClient, auth_from_params
 from ansible_collections.dsxos.cluster.plugins.module_utils.kube.connection_options import K8S_AUTH_SPEC
+from ansible_collections.dsxos.cluster.plugins.module_utils.kube.names import K8sInvalidName
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate import entry
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.incident import (
     ANN_ATTEMPTS, ANN_INCIDENT, ANN_INCIDENT_HISTORY, LABEL_INCIDENT_STATE, NEEDS_ATTENTION, STATES, AdvanceRequest, IncidentError,
@@ -512,11 +515,109 @@ def test_an_alert_that_fires_again_during_its_open_incident_joins_it_and_keeps_i
     assert classify_firing(fake.view, "fp-1", at(30)).kind == "replay" and classify_firing(fake.view, "fp-1", at(35)).kind == "new"
 
 
-def test_a_returned_incident_covers_every_occurrence_up_to_its_end():
+def test_a_returned_incident_covers_every_occurrence_up_to_its_recertification():
+    """The recertification vouches for the node as it found it: an alert (this one again, or another) that started
+    before the recertification started is covered; one that started during the recertification or after the return
+    was not seen by it and opens a new incident. A history entry written before vouched_at falls back to its end."""
     fake = FakeNode()
     opened(fake, events=(ev("fp-1", 0),), offset_s=10)
-    for offset, state in enumerate(("draining", "drained", "remediating", "recertifying"), start=20):
+    for offset, state in ((20, "draining"), (21, "drained"), (22, "remediating"), (60, "recertifying")):
         advance(fake, state, offset)
     fake.apply(plan_close(fake.view, "sen-000000000001", "returned", "", at(100)))
+    assert fake.view.history[-1]["vouched_at"] == at(60)
     assert classify_firing(fake.view, "fp-1", at(50)).kind == "replay", "fired again during the remediation: covered"
+    assert classify_firing(fake.view, "fp-2", at(50)).kind == "replay", "another alert during the remediation: would have joined"
+    assert classify_firing(fake.view, "fp-1", at(70)).kind == "new", "started during the recertification: not vouched for"
+    assert classify_firing(fake.view, "fp-2", at(70)).kind == "new"
     assert classify_firing(fake.view, "fp-1", at(150)).kind == "new"
+    fake.node["metadata"]["annotations"][ANN_INCIDENT_HISTORY] = json.dumps(
+        [{k: v for k, v in fake.view.history[-1].items() if k != "vouched_at"}])
+    assert classify_firing(fake.view, "fp-1", at(70)).kind == "replay", "an entry without vouched_at covers up to its end"
+    released = FakeNode("gpu-1")
+    opened(released, events=(ev("fp-1", 0),), offset_s=10)
+    advance(released, "recertifying", 60)
+    released.apply(plan_close(released.view, "sen-000000000001", "released", "", at(100)))
+    assert "vouched_at" not in released.view.history[-1], "only a returned incident was vouched for"
+
+
+def _quarantined_by_sentinel(fake, incident="sen-000000000001"):
+    from ansible_collections.dsxos.cluster.plugins.module_utils.operate.quarantine_state import (  # pylint: disable=import-outside-toplevel
+        ANN_PRIOR, LABEL_STATE)
+    fake.node["metadata"]["labels"][LABEL_STATE] = "quarantined"
+    fake.node["metadata"]["annotations"][ANN_PRIOR] = json.dumps({"reason": f"sentinel incident {incident}: reboot (rule r): XID 79",
+                                                                  "since": at(10)})
+
+
+def test_release_due_is_an_unfinished_release_or_an_open_incident_whose_alerts_all_resolved():
+    fake = FakeNode()
+    opened(fake, events=(ev("fp-1"), ev("fp-2")))
+    _quarantined_by_sentinel(fake)
+    assert fake.view.release_due() is None, "its alerts fire"
+    fake.apply(plan_resolve(fake.view, [ev("fp-1")], at(20)))
+    assert fake.view.release_due() is None, "one alert still fires"
+    fake.apply(plan_resolve(fake.view, [ev("fp-2")], at(21)))
+    assert fake.view.release_due() == {"incident": "sen-000000000001", "unfinished": False}
+    plain = NodeIncidents.from_state("gpu-0", fake.view.to_state())
+    assert plain.release_due() == fake.view.release_due() and fake.view.to_state()["release_due"] == fake.view.release_due()
+    fake.apply(plan_close(fake.view, "sen-000000000001", "released", "", at(30)))
+    assert fake.view.release_due() == {"incident": "sen-000000000001", "unfinished": True}, "closed, its quarantine still there"
+    assert NodeIncidents.from_state("gpu-0", fake.view.to_state()).release_due() == fake.view.release_due()
+
+    attention = FakeNode("gpu-1")
+    opened(attention, state=NEEDS_ATTENTION)
+    _quarantined_by_sentinel(attention)
+    attention.apply(plan_resolve(attention.view, [ev("fp-1")], at(20)))
+    assert attention.view.current.all_resolved and attention.view.release_due() is None, "a human releases a node that needs attention"
+
+
+@settings(max_examples=300, deadline=None)
+@given(incident=st.from_regex(r"sen-[0-9a-f]{12}", fullmatch=True),
+       tail=st.text(alphabet="abcdef0123456789-: x", max_size=12))
+def test_a_reason_names_an_incident_only_as_a_whole_word(incident, tail):
+    from ansible_collections.dsxos.cluster.plugins.module_utils.operate.incident import (  # pylint: disable=import-outside-toplevel
+        incident_reason, reason_names_incident)
+    assert reason_names_incident(incident_reason(incident, "reboot"), incident)
+    reason = f"sentinel incident {incident}{tail}"
+    expected = tail == "" or tail[0] in ": "
+    assert reason_names_incident(reason, incident) is expected
+    assert not reason_names_incident(f"RMA: sentinel incident {incident}", incident), "the prefix, not anywhere in the text"
+
+
+def test_list_reports_the_releases_due_and_leaves_out_a_node_another_run_holds(k8s_emulator):
+    from ansible_collections.dsxos.cluster.plugins.module_utils.operate.node_lock import (  # pylint: disable=import-outside-toplevel
+        LockRequest, NodeLock)
+    from ansible_collections.dsxos.cluster.plugins.module_utils.operate.quarantine_state import (  # pylint: disable=import-outside-toplevel
+        ANN_PRIOR, LABEL_STATE)
+    emu = k8s_emulator
+    unfinished, resolved, held, firing, attention, manual = emu.add_nodes(6, "h100-eks", name_prefix="gpu-")
+    with client_for(emu) as client:
+        def quarantine(name, reason):
+            client.core.patch_node(name, {"metadata": {"labels": {LABEL_STATE: "quarantined"},
+                                                       "annotations": {ANN_PRIOR: json.dumps({"reason": reason, "since": at(0)})}},
+                                          "spec": {"unschedulable": True}})
+        for index, name in enumerate((unfinished, resolved, held, firing, attention)):
+            incident = "sen-00000000001%d" % index
+            run(client, action="open", node=name, incident=incident, remediation="reboot", reason=f"sentinel incident {incident}: x",
+                events=[ev("fp-1")], state=NEEDS_ATTENTION if name == attention else "quarantined")
+            quarantine(name, f"sentinel incident {incident}: reboot (rule r): XID 79")
+            if name != firing:
+                run(client, action="resolve", node=name, events=[ev("fp-1")])
+        run(client, action="close", node=unfinished, incident="sen-000000000010", outcome="released")
+        quarantine(manual, "RMA 1234 by an operator")
+        NodeLock(client, LockRequest(node=held, holder="dsxos-sentinel/run-9", namespace="dsxos-system", purpose="sentinel",
+                                     reason="sen-000000000012", duration_s=600)).acquire()
+        without_locks = run(client, action="list")
+        listed = run(client, action="list", lock_namespace="dsxos-system")
+    assert without_locks["release_due"] == [{"node": unfinished, "incident": "sen-000000000010", "unfinished": True},
+                                            {"node": resolved, "incident": "sen-000000000011", "unfinished": False},
+                                            {"node": held, "incident": "sen-000000000012", "unfinished": False}]
+    assert listed["release_due"] == without_locks["release_due"][:2], "the node another run holds is that run's to release"
+    rows = {r["node"]: r for r in listed["nodes"]}
+    assert rows[held]["locked_by"]["holder"] == "dsxos-sentinel/run-9" and rows[held]["locked_by"]["purpose"] == "sentinel"
+    assert rows[unfinished]["locked_by"] is None and "locked_by" not in {k for r in without_locks["nodes"] for k in r}
+    assert rows[unfinished]["state"] == "release-unfinished" and rows[unfinished]["incident"] == "sen-000000000010"
+    assert listed["counts"]["release-unfinished"] == 1 and rows[manual]["state"] is None and rows[manual]["release_due"] is None
+    assert rows[attention]["release_due"] is None and rows[firing]["release_due"] is None
+    assert "2 release(s) due" in listed["markdown"] and f"{unfinished} (sen-000000000010, quarantine release unfinished)" in listed["markdown"]
+    with pytest.raises(K8sInvalidName, match="lock_namespace"):
+        validate_options({"action": "list", "lock_namespace": "Not_A_Namespace"})

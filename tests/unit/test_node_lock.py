@@ -274,3 +274,23 @@ def test_wait_for_purposes_is_pairs_or_an_error_naming_the_field(value):
     assert list(pairs) == sorted(pairs)
     if isinstance(value, dict):
         assert dict(pairs) == {k: float(v) for k, v in value.items()}
+
+
+def test_a_short_holder_is_polled_every_half_second_and_any_other_at_the_poll_interval(k8s_emulator):
+    """A release ends within seconds: waiting for it polls every SHORT_POLL_S (0.5 s) even with the default 2 s poll
+    interval; a holder the caller waits for only through wait_timeout_s is polled at poll_interval_s."""
+    from ansible_collections.dsxos.cluster.plugins.module_utils.operate.node_lock import SHORT_POLL_S  # pylint: disable=import-outside-toplevel
+    for holder_purpose, expected in (("sentinel-release", SHORT_POLL_S), ("sentinel", 2.0)):
+        run_node_lock(params(k8s_emulator, holder="first-run", purpose=holder_purpose, duration_s=600))
+        sleeps = []
+
+        def sleep(seconds, sleeps=sleeps):
+            sleeps.append(seconds)
+            if len(sleeps) == 3:
+                run_node_lock(params(k8s_emulator, holder="first-run", state="release"))
+        request = validate_request(params(k8s_emulator, holder="second-run", purpose="sentinel", wait_timeout_s=60,
+                                          wait_for_purposes={"sentinel-release": 30}))
+        with client_from_params(params(k8s_emulator)) as client:
+            result = NodeLock(client, request, sleep=sleep).run()
+        assert result["held"] and sleeps == [expected] * 3, (holder_purpose, sleeps)
+        run_node_lock(params(k8s_emulator, holder="second-run", state="release"))

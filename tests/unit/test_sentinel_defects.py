@@ -226,7 +226,7 @@ def test_a_second_alert_that_fired_during_an_incident_and_arrives_after_it_retur
             incident="sen-000000000001", action="reboot", reason="sentinel incident", events=({"fingerprint": "fp-1", "starts_at": format_time(T0)},)),
             format_time(T0 + 1)))
         if outcome == "returned":
-            for offset, state in enumerate(("draining", "drained", "remediating", "recertifying"), start=10):
+            for offset, state in ((10, "draining"), (11, "drained"), (12, "remediating"), (60, "recertifying")):
                 obj = _apply_change(obj, plan_advance(NodeIncidents.from_node(obj), AdvanceRequest(incident="sen-000000000001", state=state),
                                                       format_time(T0 + offset), T0 + offset))
         obj = _apply_change(obj, plan_close(NodeIncidents.from_node(obj), "sen-000000000001", outcome, "", format_time(T0 + 100)))
@@ -234,6 +234,7 @@ def test_a_second_alert_that_fired_during_an_incident_and_arrives_after_it_retur
     returned, released = ended("returned"), ended("released")
     assert classify_firing(returned, "fp-2", format_time(T0 + 50)).kind == "replay", "fired during the remediation: covered by it"
     assert classify_firing(released, "fp-2", format_time(T0 + 50)).kind == "new", "a released incident never looked at it"
+    assert classify_firing(returned, "fp-2", format_time(T0 + 70)).kind == "new", "fired during the recertification: not vouched for"
     for view in (returned, released):
         assert classify_firing(view, "fp-2", format_time(T0 + 150)).kind == "new", "fired after the incident ended"
         assert classify_firing(view, "fp-0", format_time(T0 - 5)).kind == "new", "an ended incident refuses only what it covered"

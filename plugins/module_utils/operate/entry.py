@@ -248,6 +248,7 @@ NODE_INCIDENT_SPEC: Dict[str, Any] = dict(
     attempt_cap=dict(type="int", default=3),
     attempt_window_s=dict(type="float", default=86400.0),
     label_selector=dict(type="str", default=""),
+    lock_namespace=dict(type="str", default=""),
     actor=dict(type="str"),
     emit_events=dict(type="bool", default=True),
     event_namespace=dict(type="str", default="default"),

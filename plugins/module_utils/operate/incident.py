@@ -53,6 +53,8 @@ RECERTIFYING = "recertifying"
 RETURNED = "returned"
 RELEASED = "released"
 NEEDS_ATTENTION = "needs-attention"
+#: the status of a node whose incident a release closed without releasing its quarantine (the release sweep finishes it)
+RELEASE_UNFINISHED = "release-unfinished"
 STATES = (QUARANTINED, DRAINING, DRAINED, REMEDIATING, RECERTIFYING, RETURNED, NEEDS_ATTENTION)
 #: states an incident can be opened in
 OPEN_STATES = (QUARANTINED, NEEDS_ATTENTION)
@@ -172,6 +174,19 @@ def incident_id_for(node: str, fingerprint: str, starts_at: str) -> str:
     return "sen-" + digest[:12]
 
 
+def incident_reason(incident_id: str, detail: str) -> str:
+    """The quarantine reason the sentinel records for an incident: ``sentinel incident <id>: <detail>`` (at most 1,000
+    characters). :func:`reason_names_incident` recognises it; the role's task files write the same prefix."""
+    return f"sentinel incident {incident_id}: {detail}"[:1000]
+
+
+def reason_names_incident(reason: Any, incident_id: str) -> bool:
+    """Does a quarantine reason name ``incident_id`` (``sentinel incident <id>`` followed by the end, ``:`` or a space)?"""
+    named = f"sentinel incident {incident_id}"
+    text = str(reason or "")
+    return text == named or text.startswith((named + ":", named + " "))
+
+
 # ---------------------------------------------------------------------------------------------------- records
 
 
@@ -270,9 +285,15 @@ class Incident:  # pylint: disable=too-many-instance-attributes
                                 resource="nodes", name=node) from exc
 
     def summary(self, outcome: str, ended_at: str) -> dict[str, Any]:
-        """The history entry of this incident once it ended."""
-        return {"id": self.id, "action": self.action, "outcome": outcome, "opened_at": self.opened_at, "ended_at": ended_at,
-                "events": [{"fingerprint": e.fingerprint, "starts_at": e.starts_at} for e in self.events]}
+        """The history entry of this incident once it ended; a returned one also records ``vouched_at``, when its last
+        recertification started (what it covers ends there, see :func:`classify_firing`)."""
+        out = {"id": self.id, "action": self.action, "outcome": outcome, "opened_at": self.opened_at, "ended_at": ended_at,
+               "events": [{"fingerprint": e.fingerprint, "starts_at": e.starts_at} for e in self.events]}
+        recertified = [str(step.get("time")) for step in self.steps if isinstance(step, Mapping) and step.get("state") == RECERTIFYING
+                       and step.get("time")]
+        if outcome == RETURNED and recertified:
+            out["vouched_at"] = recertified[-1]
+        return out
 
 
 def _json_list(text: Optional[str]) -> list[dict[str, Any]]:
@@ -304,6 +325,8 @@ class NodeIncidents:  # pylint: disable=too-many-instance-attributes
     history: list[dict[str, Any]] = field(default_factory=list)
     attempts: list[dict[str, Any]] = field(default_factory=list)
     recent: list[dict[str, Any]] = field(default_factory=list)
+    #: the quarantine record's reason and since when read from the plain form (:meth:`from_state`); else the annotation
+    prior: Optional[dict[str, Any]] = None
 
     @classmethod
     def from_node(cls, node: Mapping[str, Any]) -> "NodeIncidents":
@@ -335,9 +358,8 @@ class NodeIncidents:  # pylint: disable=too-many-instance-attributes
         incident = data.get("incident")
         quarantine = data.get("quarantine") if isinstance(data.get("quarantine"), Mapping) else {}
         # the quarantine record's reason and since survive the plain form (quarantine(), unfinished_release())
-        record = {k: quarantine[k] for k in ("reason", "since") if quarantine.get(k)}
         return cls(node=node, exists=data.get("exists", True) is not False, labels=dict(data.get("labels") or {}),
-                   annotations={ANN_PRIOR: json.dumps(record)} if record else {},
+                   prior={"reason": quarantine.get("reason"), "since": quarantine.get("since")},
                    unschedulable=bool(data.get("unschedulable")),
                    current=Incident.from_dict(incident, node) if incident else None,
                    history=[dict(h) for h in data.get("history") or [] if isinstance(h, Mapping)],
@@ -347,6 +369,9 @@ class NodeIncidents:  # pylint: disable=too-many-instance-attributes
     def quarantine(self) -> dict[str, Any]:
         """The quarantine record's state, reason and since (from :mod:`.quarantine_state`'s annotation)."""
         out: dict[str, Any] = {"state": self.labels.get(LABEL_STATE), "reason": None, "since": None}
+        if self.prior is not None:
+            out["reason"], out["since"] = self.prior.get("reason") or None, self.prior.get("since") or None
+            return out
         text = self.annotations.get(ANN_PRIOR)
         if text:
             try:
@@ -388,11 +413,22 @@ class NodeIncidents:  # pylint: disable=too-many-instance-attributes
         quarantine second; a run that died between the two leaves exactly this, and the next release finishes it."""
         ended = self.ended(incident_id)
         quarantine = self.quarantine()
-        reason = str(quarantine.get("reason") or "")
-        named = f"sentinel incident {incident_id}"
         return (self.current is None and ended is not None and ended.get("outcome") == RELEASED
-                and quarantine.get("state") == STATE_QUARANTINED
-                and (reason == named or reason.startswith((named + ":", named + " "))))
+                and quarantine.get("state") == STATE_QUARANTINED and reason_names_incident(quarantine.get("reason"), incident_id))
+
+    def release_due(self) -> Optional[dict[str, Any]]:
+        """The release this node waits for and that no alert will bring any more: ``{incident, unfinished: true}`` for a
+        release that closed the incident and died before releasing its quarantine (:meth:`unfinished_release_id`), or
+        ``{incident, unfinished: false}`` for an open incident whose alerts all resolved (a release that died before its
+        close, or resolved alerts marked while another run held the node) unless it needs attention (a human releases
+        it); else None. The release sweep finishes both, under the node lock, as a release run would."""
+        unfinished = self.unfinished_release_id()
+        if unfinished:
+            return {"incident": unfinished, "unfinished": True}
+        current = self.current
+        if current is not None and current.all_resolved and current.state != NEEDS_ATTENTION:
+            return {"incident": current.id, "unfinished": False}
+        return None
 
     def to_state(self) -> dict[str, Any]:
         """Plain form for module results and the policy."""
@@ -400,7 +436,7 @@ class NodeIncidents:  # pylint: disable=too-many-instance-attributes
                 "incident": self.current.to_dict() if self.current else None, "history": list(self.history),
                 "attempts": list(self.attempts), "recent": list(self.recent), "quarantine": self.quarantine(),
                 "opted_out": self.opted_out, "all_resolved": bool(self.current is not None and self.current.all_resolved),
-                "unfinished_release": self.unfinished_release_id()}
+                "unfinished_release": self.unfinished_release_id(), "release_due": self.release_due()}
 
 
 # ---------------------------------------------------------------------------------------------------- stale / replay
@@ -442,6 +478,13 @@ def _incident_start(incident: Incident) -> tuple[Optional[float], str]:
     return _when(incident.opened_at), incident.opened_at
 
 
+def _covered_until(entry: Mapping[str, Any]) -> Optional[float]:
+    """Until when an ended incident covers alerts: a returned one until its last recertification started (``vouched_at``;
+    an alert that started later was not seen by it), else - and for entries written before ``vouched_at`` - its end."""
+    vouched = _when(entry.get("vouched_at")) if entry.get("outcome") == RETURNED else None
+    return vouched if vouched is not None else _when(entry.get("ended_at"))
+
+
 def classify_firing(view: NodeIncidents, fingerprint: str, starts_at: str) -> Verdict:
     """Is a firing alert new, part of / joining the open incident, stale or a replay?"""
     start = parse_rfc3339(starts_at, "starts_at")
@@ -457,13 +500,14 @@ def classify_firing(view: NodeIncidents, fingerprint: str, starts_at: str) -> Ve
                                     "and is not part of it", current.id)
         return Verdict("join", f"new alert during open incident {current.id}", current.id)
     for entry in reversed(view.history):
-        ended_at = _when(entry.get("ended_at"))
+        ended_at = _covered_until(entry)
         for ref in entry.get("events") or []:
             if ref.get("fingerprint") != fingerprint:
                 continue
             recorded = _when(ref.get("starts_at"))
-            # a returned incident covers every occurrence up to its end (the remediation and recertification came after
-            # them); a released one only the occurrences it recorded and older ones (it only saw those resolve)
+            # a returned incident covers every occurrence up to its last recertification's start (the remediation and
+            # the recertification came after them); a released one only the occurrences it recorded and older ones (it
+            # only saw those resolve)
             covered = (ended_at is not None and start <= ended_at) if entry.get("outcome") == RETURNED else (
                 recorded is not None and start <= recorded + 1e-6)
             if ref.get("starts_at") == starts_at or covered:
@@ -478,7 +522,7 @@ def classify_firing(view: NodeIncidents, fingerprint: str, starts_at: str) -> Ve
     for entry in reversed(view.history):
         if entry.get("outcome") != RETURNED:
             continue
-        ended_at = _when(entry.get("ended_at"))
+        ended_at = _covered_until(entry)
         starts = [_when(r.get("starts_at")) for r in entry.get("events") or []]
         began = min([t for t in starts if t is not None], default=_when(entry.get("opened_at")))
         if ended_at is not None and began is not None and began - 1e-6 <= start <= ended_at:
@@ -811,8 +855,11 @@ def status_row(view: NodeIncidents) -> dict[str, Any]:
     """One line of the status table: node, incident, state, action, reason, since, attempts, last error."""
     quarantine = view.quarantine()
     current = view.current
-    return {"node": view.node, "quarantine": quarantine["state"], "incident": current.id if current else None,
-            "state": current.state if current else None, "action": current.action if current else None,
+    due = view.release_due()
+    unfinished = due["incident"] if due and due["unfinished"] else None
+    return {"node": view.node, "quarantine": quarantine["state"], "incident": current.id if current else unfinished,
+            "state": current.state if current else (RELEASE_UNFINISHED if unfinished else None),
+            "release_due": due, "action": current.action if current else None,
             "reason": (current.steps[-1]["message"] if current and current.state == NEEDS_ATTENTION and current.steps else None)
             or quarantine["reason"] or (current.reason if current else None),
             "since": current.opened_at if current else quarantine["since"], "updated": current.updated_at if current else None,
@@ -831,10 +878,17 @@ def status_markdown(rows: Sequence[Mapping[str, Any]]) -> str:
     if rows:
         lines += ["| node | incident | state | action | reason | since |", "|---|---|---|---|---|---|"]
         lines += ["| " + " | ".join(_cell(r.get(k)) for k in ("node", "incident", "state", "action", "reason", "since")) + " |" for r in rows]
+    due = [r for r in rows if r.get("release_due") and not r.get("locked_by")]  # a locked node is its run's to release
+    if due:
+        lines += ["", f"{len(due)} release(s) due that no alert will bring (a release run's sweep finishes them): "
+                  + ", ".join(f"{_cell(r.get('node'))} ({_cell(r['release_due'].get('incident'))}"
+                              + (", quarantine release unfinished)" if r["release_due"].get("unfinished") else ", every alert resolved)")
+                              for r in due)]
     return "\n".join(lines) + "\n"
 
 
-__all__ = ["ANN_ATTEMPTS", "ANN_EVENTS", "ANN_INCIDENT", "ANN_INCIDENT_HISTORY", "AdvanceRequest", "Change", "attempt_counted", "EVENT_REASONS",
+__all__ = ["RELEASE_UNFINISHED", "incident_reason", "reason_names_incident",
+           "ANN_ATTEMPTS", "ANN_EVENTS", "ANN_INCIDENT", "ANN_INCIDENT_HISTORY", "AdvanceRequest", "Change", "attempt_counted", "EVENT_REASONS",
            "EventRef", "FIRING_VERDICTS", "Incident", "IncidentError", "LABEL_INCIDENT_STATE", "LABEL_OPT_OUT", "NodeIncidents",
            "OPT_OUT_VALUE", "OUTCOMES", "OpenRequest", "RESOLVED_VERDICTS", "STATES", "TRANSITIONS", "Verdict", "classify_firing",
            "classify_resolved", "format_time", "incident_id_for", "parse_rfc3339", "plan_advance", "plan_close", "plan_join",

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import datetime
 import hashlib
+import json
 import time
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Optional
@@ -47,6 +48,8 @@ LABEL_NODE = "dsxos.io/node"
 ANN_NODE = "dsxos.io/node"
 LABEL_MANAGED = "app.kubernetes.io/managed-by"
 MAX_CONFLICT_RETRIES = 10
+#: seconds between two tries while the holder's purpose is one of ``wait_for_purposes`` (a short operation)
+SHORT_POLL_S = 0.5
 STATES = ("acquire", "release", "renew")
 
 
@@ -323,7 +326,9 @@ class NodeLock:
                                    f"{outcome['lease']['annotations'].get(ANN_REASON, '')!r}){suffix}", holder=holder, expires_at=expires,
                                    purpose=purpose, verb="acquire", resource="leases", name=self.req.lease_name,
                                    namespace=self.req.namespace, node=self.req.node)
-            pause = min(self.req.poll_interval_s, max(remaining, 0.0))
+            # a holder of a wait_for_purposes purpose ends within seconds: poll it more often
+            short = any(name == purpose for name, _seconds in self.req.wait_for_purposes)
+            pause = min(self.req.poll_interval_s, SHORT_POLL_S if short else self.req.poll_interval_s, max(remaining, 0.0))
             self.sleep(pause)
             waited += pause
 
@@ -451,3 +456,21 @@ def unlock_quietly(client: KubeApi, request: LockRequest) -> str:
         return "released"
     except K8sError as err:
         return f"release failed: {err}"
+
+
+def live_locks(client: KubeApi, namespace: str, now: Optional[datetime.datetime] = None) -> dict[str, dict[str, Any]]:
+    """Every node lock held now in ``namespace``, by node: ``{holder, purpose, reason, expires_at}`` (one LIST of the
+    collection's Leases; expired and released leases are left out, and so is a Lease that names no node)."""
+    moment = now or datetime.datetime.now(datetime.timezone.utc)
+    resp = client.call("list", "leases", client.coordination.list_namespaced_lease, validate_namespace(namespace, "lock_namespace"),
+                       label_selector=f"{LABEL_MANAGED}=dsxos.cluster", _preload_content=False)
+    out: dict[str, dict[str, Any]] = {}
+    for lease in json.loads(resp.data).get("items") or []:
+        view = lease_view(lease, moment)
+        labels = (lease.get("metadata") or {}).get("labels") or {}
+        node = view["annotations"].get(ANN_NODE) or labels.get(LABEL_NODE)
+        if view["expired"] or not node:
+            continue
+        out[str(node)] = {"holder": view["holder"], "purpose": view["annotations"].get(ANN_PURPOSE, ""),
+                          "reason": view["annotations"].get(ANN_REASON, ""), "expires_at": view["expires_at"]}
+    return out

@@ -33,6 +33,7 @@ from ansible_collections.dsxos.cluster.plugins.module_utils.operate.incident imp
     format_time, plan_advance, plan_close, plan_join, plan_open, plan_record, plan_resolve, status_markdown, status_row,
     validate_incident_id, validate_text,
 )
+from ansible_collections.dsxos.cluster.plugins.module_utils.operate.node_lock import live_locks
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.node_quarantine import patch_node, read_node
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.quarantine_state import LABEL_STATE, STATE_QUARANTINED, default_actor
 
@@ -66,6 +67,8 @@ class IncidentOptions:  # pylint: disable=too-many-instance-attributes
     #: names the attempt an ``advance`` with ``attempt`` counts ("" = one generated per write operation)
     attempt_key: str = ""
     label_selector: str = ""
+    #: ``list`` only: the namespace of the node locks, to say which run holds each node ("" = locks not read)
+    lock_namespace: str = ""
     actor: str = ""
     emit_events: bool = True
     event_namespace: str = DEFAULT_EVENT_NAMESPACE
@@ -134,6 +137,7 @@ def validate_options(params: Mapping[str, Any]) -> IncidentOptions:  # pylint: d
         raise IncidentError("history_limit must be >= 1 and conflict_retries >= 0", field="history_limit", value=history_limit)
     namespace = validate_namespace(params.get("event_namespace") or DEFAULT_EVENT_NAMESPACE, "event_namespace")
     selector = validate_label_selector(params.get("label_selector") or "", "label_selector")
+    lock_namespace = validate_namespace(params["lock_namespace"], "lock_namespace") if params.get("lock_namespace") else ""
     if action == "open":
         _need(params.get("remediation"), "remediation", action)
         validate_text(params.get("reason"), "reason", required=True, sanitize=True)
@@ -143,7 +147,7 @@ def validate_options(params: Mapping[str, Any]) -> IncidentOptions:  # pylint: d
         reason=validate_text(params.get("reason"), "reason", sanitize=True), message=validate_text(params.get("detail"), "detail", sanitize=True),
         error=validate_text(params.get("error"), "error", sanitize=True), events=tuple(dict(e) for e in events), gpus=tuple(gpus),
         outcome=outcome, attempt=bool(params.get("attempt")), attempt_cap=cap, attempt_window_s=window,
-        attempt_key=validate_text(params.get("attempt_key"), "attempt_key"), label_selector=selector,
+        attempt_key=validate_text(params.get("attempt_key"), "attempt_key"), label_selector=selector, lock_namespace=lock_namespace,
         actor=validate_text(params.get("actor"), "actor") or default_actor(), emit_events=params.get("emit_events") is not False,
         event_namespace=namespace, history_limit=history_limit, conflict_retries=retries,
         require_all_resolved=bool(params.get("require_all_resolved")))
@@ -284,8 +288,13 @@ def _list(client: KubeApi, selector: str) -> list[dict[str, Any]]:
     return list(json.loads(resp.data).get("items") or [])
 
 
-def list_status(client: KubeApi, extra_selector: str = "") -> dict[str, Any]:
-    """Nodes quarantined by us or with an open incident: rows (sorted by node) and Markdown."""
+def list_status(client: KubeApi, extra_selector: str = "", lock_namespace: str = "") -> dict[str, Any]:
+    """Nodes quarantined by us or with an open incident: rows (sorted by node), counts by state, ``release_due``
+    (``[{node, incident, unfinished}]``: the releases the sweep of a release run finishes) and Markdown.
+
+    With ``lock_namespace`` each row has ``locked_by`` (``{holder, purpose, reason, expires_at}`` of the run holding the
+    node now, else None) and ``release_due`` leaves out the locked nodes (the run holding one releases it when it ends)."""
+    locks = live_locks(client, lock_namespace) if lock_namespace else None
     extra = ("," + extra_selector) if extra_selector else ""
     found: dict[str, dict[str, Any]] = {}
     for selector in (f"{LABEL_STATE}={STATE_QUARANTINED}{extra}", f"{LABEL_INCIDENT_STATE}{extra}"):
@@ -296,13 +305,18 @@ def list_status(client: KubeApi, extra_selector: str = "") -> dict[str, Any]:
         try:
             rows.append(status_row(NodeIncidents.from_node(found[name])))
         except IncidentError as err:
-            rows.append({"node": name, "quarantine": None, "incident": None, "state": "unreadable", "action": None,
+            rows.append({"node": name, "quarantine": None, "incident": None, "state": "unreadable", "release_due": None, "action": None,
                          "reason": str(err), "since": None, "updated": None, "attempts": 0, "last_error": str(err), "unschedulable": None})
+    if locks is not None:
+        for row in rows:
+            row["locked_by"] = locks.get(row["node"])
     counts: dict[str, int] = {}
     for row in rows:
         key = str(row.get("state") or "quarantined-without-incident")
         counts[key] = counts.get(key, 0) + 1
-    return {"nodes": rows, "counts": counts, "markdown": status_markdown(rows)}
+    # the releases no alert will bring any more (a release that died; resolved alerts marked while another run held the node)
+    due = [{"node": row["node"], **row["release_due"]} for row in rows if row.get("release_due") and not row.get("locked_by")]
+    return {"nodes": rows, "counts": counts, "release_due": due, "markdown": status_markdown(rows)}
 
 
 def run_node_incident(client: KubeApi, options: IncidentOptions, check_mode: bool = False,
@@ -311,7 +325,7 @@ def run_node_incident(client: KubeApi, options: IncidentOptions, check_mode: boo
     if options.action == "get":
         return {"changed": False, "nodes": get_states(client, options.nodes)}
     if options.action == "list":
-        out = list_status(client, options.label_selector)
+        out = list_status(client, options.label_selector, options.lock_namespace)
         out["changed"] = False
         return out
     return apply_incident(client, options, check_mode, clock)

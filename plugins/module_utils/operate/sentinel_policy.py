@@ -35,7 +35,7 @@ from ansible_collections.dsxos.cluster.plugins.module_utils.gpu.fault_classes im
 from ansible_collections.dsxos.cluster.plugins.module_utils.kube.errors import K8sError
 from ansible_collections.dsxos.cluster.plugins.module_utils.kube.names import validate_namespace, validate_node_name, validate_subdomain
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.incident import (
-    NEEDS_ATTENTION, IncidentError, NodeIncidents, classify_firing, classify_resolved, format_time, incident_id_for, parse_rfc3339,
+    NEEDS_ATTENTION, IncidentError, NodeIncidents, classify_firing, classify_resolved, format_time, incident_id_for, incident_reason, parse_rfc3339,
     validate_fingerprint, validate_text,
 )
 
@@ -466,7 +466,7 @@ class PolicyOptions:
 
 
 def _reason(incident: str, action: str, rule: str, event: Event) -> str:
-    return validate_text(f"sentinel incident {incident}: {action} (rule {rule}): {event.describe()}"[:1000], "reason")
+    return validate_text(incident_reason(incident, f"{action} (rule {rule}): {event.describe()}"), "reason")
 
 
 def _first_rule(rules: Sequence[Rule], event: Event) -> Optional[Rule]:
@@ -588,9 +588,9 @@ def decide_node(node: str, events: Sequence[Event], view: NodeIncidents, rules: 
     state = None
     if ACTION_STEPS[rule.action].remediate and view.attempts_within(options.now, options.attempt_window_s) >= options.attempt_cap:
         kind, state = "needs_attention", NEEDS_ATTENTION
-        reason = validate_text((f"sentinel incident {incident}: needs attention: {options.attempt_cap} remediation attempt(s) within "
-                                f"{options.attempt_window_s:g} s; {rule.action} (rule {rule.name}) not tried again: {first.describe()}")[:1000],
-                               "reason")
+        reason = validate_text(incident_reason(incident, f"needs attention: {options.attempt_cap} remediation attempt(s) within "
+                                                         f"{options.attempt_window_s:g} s; {rule.action} (rule {rule.name}) not tried again: "
+                                                         f"{first.describe()}"), "reason")
         steps, held = QUARANTINE_ONLY, [f"remediation {rule.action} (attempt cap)"]
     outcome.decision = Decision(node=node, kind=kind, action=rule.action, rule=rule.name, incident=incident, reason=reason, events=acted,
                                 record_events=[e for e in fresh if e.fingerprint not in chosen], dry_run=options.dry_run or rule.dry_run,
