@@ -271,11 +271,15 @@ nodes:
     C(recent), C(quarantine) (C(state), C(reason), C(since)), C(opted_out), C(all_resolved) (the open incident has alerts and
     every one resolved), C(unfinished_release) (the id of an incident a release closed without releasing its quarantine,
     the node still quarantined with the reason naming it and no incident open; else null), C(release_due) (see
-    RV(release_due), for this node or null); a node whose incident
+    RV(release_due), for this node or null), C(orphan_quarantine) (the id a sentinel quarantine names when no such
+    incident was ever recorded - the run died between its cordon and the incident; released by hand only); a node whose incident
     annotation cannot be parsed has C(unreadable=true) and C(error) instead (the policy skips only that node). With O(action=list), rows of C(node),
     C(quarantine), C(incident), C(state) (C(release-unfinished) for an unfinished release, its C(incident) the closed one),
-    C(release_due), C(action), C(reason), C(since), C(updated), C(attempts), C(last_error), C(unschedulable), and with
-    O(lock_namespace) C(locked_by) (C(holder), C(purpose), C(reason), C(expires_at) of the run holding the node, or null).
+    C(release_due), C(orphan_incident) (see C(orphan_quarantine) above), C(action), C(reason), C(since), C(updated), C(attempts),
+    C(last_error), C(unschedulable), and with
+    O(lock_namespace) C(locked_by) (C(holder), C(purpose), C(reason), C(expires_at) of the run holding the node, or null;
+    a locked node's C(release_due) is null) and C(stalled) (draining, remediating or recertifying while no run holds the
+    node - its run died).
   returned: get, list
   type: raw
 counts:
@@ -286,8 +290,9 @@ release_due:
   description:
     - With O(action=list), the releases no alert will bring any more, as C(node), C(incident), C(unfinished).
     - C(unfinished=true) - a release closed the incident and died before releasing its quarantine.
-    - C(unfinished=false) - the open incident's alerts all resolved (a release died before its close, or the resolved
-      alerts were marked while another run held the node); never an incident that needs attention.
+    - C(unfinished=false) - the open incident's alerts all resolved and it waits for a release (state C(quarantined) or
+      C(drained); a release died before its close, or the resolved alerts were marked while another run held the node).
+    - Never an incident in the middle of its steps, one that needs attention, or a node opted out of the sentinel.
     - With O(lock_namespace), a node another run holds now is left out (that run releases it when it ends).
     - The sweep of a release run (role variable C(sentinel_release_sweep)) finishes them.
   returned: when action is list

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+import time
 
 from ansible_collections.dsxos.cluster.plugins.module_utils.common.entry import call_entry
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.entry import NODE_INCIDENT, NODE_LOCK
@@ -502,7 +503,7 @@ def test_a_release_run_sweeps_up_the_releases_no_alert_will_bring_and_never_a_no
     one with no events at all, as a schedule runs it - finishes both; a node another run holds is left to that run, a
     node that needs attention and an operator's own cordon are never touched, and a second sweep changes nothing."""
     emu = k8s_emulator
-    closed, resolved, held, attention, manual = emu.add_nodes(5, "h100-eks", name_prefix="gpu-")
+    closed, resolved, held, attention, manual, orphan = emu.add_nodes(6, "h100-eks", name_prefix="gpu-")
     events = [alert(node, "fp-" + node, "certification") for node in (closed, resolved, held, attention)]
     variables = run_vars(emu, tmp_path, events)
     ansible_run("dsxos.cluster.remediate", extra_vars=dict(variables, sentinel_phase="intake"), expect_rc=0)
@@ -520,12 +521,20 @@ def test_a_release_run_sweeps_up_the_releases_no_alert_will_bring_and_never_a_no
     from ansible_collections.dsxos.cluster.plugins.module_utils.operate.entry import NODE_QUARANTINE  # pylint: disable=import-outside-toplevel
     assert not call_entry(NODE_QUARANTINE, _entry_params(emu, NODE_QUARANTINE, nodes=[manual], action="cordon", reason="RMA 1234",
                                                          actor="ops")).get("failed")
+    # a run that cordoned its node and died before it recorded the incident: the sweep never releases it (the dead
+    # run's other alerts are unknown), a release by hand of that incident does
+    lost = "sen-0123456789ab"
+    assert not call_entry(NODE_QUARANTINE, _entry_params(emu, NODE_QUARANTINE, nodes=[orphan], action="cordon", actor="dsxos-sentinel",
+                                                         reason=f"sentinel incident {lost}: reboot (rule r): XID 79")).get("failed")
 
     off = ansible_run("dsxos.cluster.release", extra_vars=dict(variables, sentinel_events=[], sentinel_release_sweep=False), expect_rc=0)
     assert stats_of(off)["outcomes"] == [] and emu.api.get("v1", "Node", closed)["spec"]["unschedulable"] is True
 
-    sweep = ansible_run("dsxos.cluster.release", extra_vars=dict(variables, sentinel_events=[]), expect_rc=0)
-    outcomes = {o["node"]: o for o in stats_of(sweep)["outcomes"]}
+    # at most sentinel_release_sweep_max per run (a run holds the rulebook lock while it releases): the rest next time
+    first = ansible_run("dsxos.cluster.release", extra_vars=dict(variables, sentinel_events=[], sentinel_release_sweep_max=1), expect_rc=0)
+    second = ansible_run("dsxos.cluster.release", extra_vars=dict(variables, sentinel_events=[]), expect_rc=0)
+    assert len(stats_of(first)["outcomes"]) == 1 and len(stats_of(second)["outcomes"]) == 1, (stats_of(first), stats_of(second))
+    outcomes = {o["node"]: o for o in stats_of(first)["outcomes"] + stats_of(second)["outcomes"]}
     assert sorted(outcomes) == sorted([closed, resolved]), outcomes
     assert outcomes[closed]["status"] == "released" and outcomes[closed]["incident"] == ids[closed], outcomes[closed]
     assert outcomes[closed]["message"].startswith("swept up: incident " + ids[closed] + " was closed; its quarantine released now"), outcomes[closed]
@@ -533,7 +542,7 @@ def test_a_release_run_sweeps_up_the_releases_no_alert_will_bring_and_never_a_no
     for node in (closed, resolved):
         assert not emu.api.get("v1", "Node", node)["spec"].get("unschedulable"), node
         assert annotation(emu, node, "dsxos.io/incident") is None and annotation(emu, node, "dsxos.io/incident-history", "[]")[-1]["outcome"] == "released"
-    for node in (held, attention, manual):
+    for node in (held, attention, manual, orphan):
         assert emu.api.get("v1", "Node", node)["spec"]["unschedulable"] is True, node
     assert annotation(emu, held, "dsxos.io/incident")["state"] == "quarantined", "the other run's node is that run's to release"
     assert annotation(emu, attention, "dsxos.io/incident")["state"] == "needs-attention"
@@ -541,6 +550,17 @@ def test_a_release_run_sweeps_up_the_releases_no_alert_will_bring_and_never_a_no
 
     again = ansible_run("dsxos.cluster.release", extra_vars=dict(variables, sentinel_events=[]), expect_rc=0)
     assert stats_of(again)["outcomes"] == [] and not [t for t in again.tasks if t.get("changed")], "a second sweep changes nothing"
+
+    status = call_entry(NODE_INCIDENT, _entry_params(emu, NODE_INCIDENT, action="list"))
+    assert {r["node"]: r["orphan_incident"] for r in status["nodes"]}[orphan] == lost and f"{orphan} ({lost})" in status["markdown"]
+    wrong = ansible_run("dsxos.cluster.release", extra_vars=dict(variables, sentinel_events=[], sentinel_nodes=[orphan],
+                                                                 sentinel_incident="sen-000000000000"), expect_rc=0)
+    assert [o["status"] for o in stats_of(wrong)["outcomes"]] == ["skipped"] and emu.api.get("v1", "Node", orphan)["spec"]["unschedulable"]
+    by_hand = ansible_run("dsxos.cluster.release", extra_vars=dict(variables, sentinel_events=[], sentinel_nodes=[orphan], sentinel_incident=lost),
+                          expect_rc=0)
+    [outcome] = stats_of(by_hand)["outcomes"]
+    assert outcome["status"] == "released" and "was never recorded; its quarantine released now" in outcome["message"], outcome
+    assert not emu.api.get("v1", "Node", orphan)["spec"].get("unschedulable") and emu.api.get("v1", "Node", manual)["spec"]["unschedulable"]
 
 
 def test_a_release_held_off_by_a_dead_release_is_deferred_to_the_sweep_which_releases_the_node(k8s_emulator, ansible_run, tmp_path):
@@ -560,7 +580,7 @@ def test_a_release_held_off_by_a_dead_release_is_deferred_to_the_sweep_which_rel
     release = ansible_run("dsxos.cluster.release", extra_vars=dict(variables, sentinel_events=resolved), expect_rc=0)
     [outcome] = stats_of(release)["outcomes"]
     assert outcome["status"] == "deferred" and "dead-release" in outcome["message"], outcome
-    assert outcome["message"].endswith("the next release run sweeps it up"), outcome
+    assert outcome["message"].endswith("the first release run after that lease ends sweeps it up"), outcome
     assert emu.api.get("v1", "Node", name)["spec"]["unschedulable"] is True
 
     call_entry(NODE_LOCK, _entry_params(emu, NODE_LOCK, node=name, holder="dsxos-sentinel/dead-release", state="release"))  # its lease ran out
@@ -568,3 +588,93 @@ def test_a_release_held_off_by_a_dead_release_is_deferred_to_the_sweep_which_rel
     [swept] = stats_of(sweep)["outcomes"]
     assert swept["status"] == "released" and swept["incident"] == incident and swept["message"].startswith("swept up: "), swept
     assert not emu.api.get("v1", "Node", name)["spec"].get("unschedulable") and annotation(emu, name, "dsxos.io/incident") is None
+
+
+def test_a_join_that_meets_an_incident_ended_meanwhile_reports_the_node_pending(k8s_emulator, ansible_run, tmp_path):
+    """A new alert for a node with an open incident is a join; the incident ends (a release) between the plan's read and
+    the join's read. The join writes nothing and says ``ended``; the run reports the node ``pending`` (the alert's next
+    delivery decides again), never ``joined``, and leaves the node as the release left it."""
+    from ansible_collections.dsxos.cluster.plugins.module_utils.operate.incident import (  # pylint: disable=import-outside-toplevel
+        NodeIncidents, format_time, plan_close)
+    emu = k8s_emulator
+    name = emu.add_nodes(2, "h100-eks", name_prefix="gpu-")[0]
+    first = [alert(name, "fp-a", "certification")]
+    variables = run_vars(emu, tmp_path, first)
+    ansible_run("dsxos.cluster.remediate", extra_vars=dict(variables, sentinel_phase="intake"), expect_rc=0)
+    incident = annotation(emu, name, "dsxos.io/incident")["id"]
+    later = [alert(name, "fp-b", "certification", starts_at="2026-03-01T10:05:00Z")]
+    closed = threading.Event()
+    stop = threading.Event()
+
+    def close_while_the_join_reads():  # the release, landing between the plan's read (1st GET) and the join's (2nd GET)
+        while not stop.is_set():
+            if emu.faults.injected["latency"] >= 2:
+                change = plan_close(NodeIncidents.from_node(emu.api.get("v1", "Node", name)), incident, "released", "test",
+                                    format_time(time.time()))
+
+                def apply(obj):
+                    for part, values in (("annotations", change.annotations), ("labels", change.labels)):
+                        target = obj["metadata"].setdefault(part, {})
+                        for key, value in values.items():
+                            target.pop(key, None) if value is None else target.__setitem__(key, value)  # pylint: disable=expression-not-assigned
+                emu.store.mutate(emu.registry.lookup("", "v1", "nodes"), None, name, apply)
+                closed.set()
+                return
+            stop.wait(0.005)
+    emu.faults.set(f"/api/v1/nodes/{name}", methods=["GET"], latency_s=2.0)
+    racer = threading.Thread(target=close_while_the_join_reads, daemon=True)
+    racer.start()
+    try:
+        run = ansible_run("dsxos.cluster.remediate", extra_vars=dict(variables, sentinel_phase="all", sentinel_events=later), expect_rc=0)
+    finally:
+        stop.set()
+        racer.join(10)
+        emu.faults.clear()
+    assert closed.is_set()
+    assert [t for t in run.tasks if BATCH_TASK in t["task"]][0]["result"]["joined"][0]["ended"] is True
+    [outcome] = [o for o in stats_of(run)["outcomes"] if o["node"] == name]
+    assert outcome["kind"] == "join" and outcome["status"] == "pending", outcome
+    assert outcome["message"] == f"incident {incident} ended before the new alerts joined it; their next delivery decides again", outcome
+    assert annotation(emu, name, "dsxos.io/incident") is None, "nothing joined, nothing reopened"
+    assert [h["id"] for h in annotation(emu, name, "dsxos.io/incident-history", "[]")] == [incident]
+
+
+def test_a_run_whose_lock_was_taken_during_a_long_step_stops_before_the_remediation_and_never_releases_that_lock(
+        k8s_emulator, ansible_run, tmp_path):
+    """The run renews its lock before the remediation (a lease taken before a long drain may lapse during it): when
+    another run took the node meanwhile, the run stops there - no remediation, reported failed with the reason, the
+    node quarantined in its recorded state - and leaves the other run's lock alone."""
+    emu = k8s_emulator
+    name = emu.add_nodes(2, "h100-eks", name_prefix="gpu-")[0]
+    events = [alert(name, "fp-l")]  # fallen-off-bus: reboot
+    variables = run_vars(emu, tmp_path, events)
+    taken = threading.Event()
+    stop = threading.Event()
+
+    def take_the_lock_once_remediating():  # the lease lapsed during the drain and another run took the node
+        while not stop.is_set():
+            record = annotation(emu, name, "dsxos.io/incident")
+            if record and record["state"] == "remediating":
+                def hand_over(lease):
+                    lease["spec"].update(holderIdentity="dsxos-sentinel/other-run", leaseDurationSeconds=600,
+                                         renewTime=time.strftime("%Y-%m-%dT%H:%M:%S.000000Z", time.gmtime()))
+                emu.store.mutate(emu.registry.lookup("coordination.k8s.io", "v1", "leases"), "dsxos-system", "dsxos-node-lock-" + name,
+                                 hand_over)
+                taken.set()
+                return
+            stop.wait(0.005)
+    racer = threading.Thread(target=take_the_lock_once_remediating, daemon=True)
+    racer.start()
+    try:
+        result = ansible_run("dsxos.cluster.remediate", extra_vars=variables, expect_rc=None)
+    finally:
+        stop.set()
+        racer.join(10)
+    assert taken.is_set()
+    [outcome] = stats_of(result)["outcomes"]
+    assert outcome["status"] == "failed" and outcome["message"].startswith("before remediation reboot: cannot renew the lock"), outcome
+    assert "other-run" in outcome["message"], outcome
+    assert not list(tmp_path.glob(f"remediation-{name}-*.json")), "no remediation without the lock"
+    assert annotation(emu, name, "dsxos.io/incident")["state"] == "remediating" and emu.api.get("v1", "Node", name)["spec"]["unschedulable"]
+    lease = emu.api.get("coordination.k8s.io/v1", "Lease", "dsxos-node-lock-" + name, "dsxos-system")
+    assert lease["spec"]["holderIdentity"] == "dsxos-sentinel/other-run", "the other run's lock is not this run's to release"

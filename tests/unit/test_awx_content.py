@@ -162,7 +162,8 @@ def test_controller_playbook_wires_every_survey_and_the_workflow():
     assert ["dsxos GPU sentinel release" in name for name in names[1]] == [True]
     # the release sweep: the release template itself, with no events (a sweep only), on a schedule
     schedule = next(t for t in play["tasks"] if "awx.awx.schedule" in t)
-    assert schedule["awx.awx.schedule"]["unified_job_template"] == GEN.TITLES["release"]
+    assert "selectattr('survey', 'equalto', 'release')" in schedule["awx.awx.schedule"]["unified_job_template"]
+    assert [t["name"] for t in templates if t["survey"] == "release"] == [GEN.TITLES["release"]]
     assert schedule["awx.awx.schedule"]["extra_data"] == {"sentinel_events": [], "sentinel_release_sweep": True}
     assert "RRULE:FREQ=MINUTELY;INTERVAL=15" in play["vars"]["dsxos_awx_release_sweep_rrule"]
 

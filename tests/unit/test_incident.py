@@ -569,6 +569,22 @@ def test_release_due_is_an_unfinished_release_or_an_open_incident_whose_alerts_a
     attention.apply(plan_resolve(attention.view, [ev("fp-1")], at(20)))
     assert attention.view.current.all_resolved and attention.view.release_due() is None, "a human releases a node that needs attention"
 
+    # in the middle of its steps, its run releases it when it ends (a lapsed lock does not make it the sweep's)
+    busy = FakeNode("gpu-2")
+    opened(busy)
+    _quarantined_by_sentinel(busy)
+    busy.apply(plan_resolve(busy.view, [ev("fp-1")], at(15)))
+    for offset, state in ((20, "draining"), (21, "drained"), (22, "remediating"), (23, "recertifying")):
+        advance(busy, state, offset)
+        assert (busy.view.release_due() is not None) is (state == "drained"), state
+    opted = FakeNode("gpu-3")
+    opened(opted)
+    _quarantined_by_sentinel(opted)
+    opted.apply(plan_resolve(opted.view, [ev("fp-1")], at(15)))
+    assert opted.view.release_due() is not None
+    opted.node["metadata"]["labels"]["dsxos.io/sentinel"] = "disabled"
+    assert opted.view.release_due() is None, "an opted-out node is left alone"
+
 
 @settings(max_examples=300, deadline=None)
 @given(incident=st.from_regex(r"sen-[0-9a-f]{12}", fullmatch=True),
@@ -589,7 +605,7 @@ def test_list_reports_the_releases_due_and_leaves_out_a_node_another_run_holds(k
     from ansible_collections.dsxos.cluster.plugins.module_utils.operate.quarantine_state import (  # pylint: disable=import-outside-toplevel
         ANN_PRIOR, LABEL_STATE)
     emu = k8s_emulator
-    unfinished, resolved, held, firing, attention, manual = emu.add_nodes(6, "h100-eks", name_prefix="gpu-")
+    unfinished, resolved, held, firing, attention, manual, stalled = emu.add_nodes(7, "h100-eks", name_prefix="gpu-")
     with client_for(emu) as client:
         def quarantine(name, reason):
             client.core.patch_node(name, {"metadata": {"labels": {LABEL_STATE: "quarantined"},
@@ -603,6 +619,14 @@ def test_list_reports_the_releases_due_and_leaves_out_a_node_another_run_holds(k
             if name != firing:
                 run(client, action="resolve", node=name, events=[ev("fp-1")])
         run(client, action="close", node=unfinished, incident="sen-000000000010", outcome="released")
+        for name, incident in ((stalled, "sen-000000000016"), (held, None)):  # a run died remediating one; another run remediates the other
+            if incident:
+                run(client, action="open", node=name, incident=incident, remediation="reboot", reason=f"sentinel incident {incident}: x",
+                    events=[ev("fp-1")])
+                quarantine(name, f"sentinel incident {incident}: reboot (rule r): XID 79")
+                run(client, action="resolve", node=name, events=[ev("fp-1")])
+        for state in ("draining", "drained", "remediating"):
+            run(client, action="advance", node=stalled, incident="sen-000000000016", state=state)
         quarantine(manual, "RMA 1234 by an operator")
         NodeLock(client, LockRequest(node=held, holder="dsxos-sentinel/run-9", namespace="dsxos-system", purpose="sentinel",
                                      reason="sen-000000000012", duration_s=600)).acquire()
@@ -614,6 +638,9 @@ def test_list_reports_the_releases_due_and_leaves_out_a_node_another_run_holds(k
     assert listed["release_due"] == without_locks["release_due"][:2], "the node another run holds is that run's to release"
     rows = {r["node"]: r for r in listed["nodes"]}
     assert rows[held]["locked_by"]["holder"] == "dsxos-sentinel/run-9" and rows[held]["locked_by"]["purpose"] == "sentinel"
+    assert rows[held]["release_due"] is None and rows[held]["stalled"] is False, "the run holding it releases it"
+    assert rows[stalled]["stalled"] is True and rows[stalled]["release_due"] is None and rows[unfinished]["stalled"] is False
+    assert f"{stalled} (remediating)" in listed["markdown"]
     assert rows[unfinished]["locked_by"] is None and "locked_by" not in {k for r in without_locks["nodes"] for k in r}
     assert rows[unfinished]["state"] == "release-unfinished" and rows[unfinished]["incident"] == "sen-000000000010"
     assert listed["counts"]["release-unfinished"] == 1 and rows[manual]["state"] is None and rows[manual]["release_due"] is None
@@ -621,3 +648,19 @@ def test_list_reports_the_releases_due_and_leaves_out_a_node_another_run_holds(k
     assert "2 release(s) due" in listed["markdown"] and f"{unfinished} (sen-000000000010, quarantine release unfinished)" in listed["markdown"]
     with pytest.raises(K8sInvalidName, match="lock_namespace"):
         validate_options({"action": "list", "lock_namespace": "Not_A_Namespace"})
+
+
+def test_an_orphan_quarantine_names_an_incident_that_was_never_recorded():
+    from ansible_collections.dsxos.cluster.plugins.module_utils.operate.incident import reason_incident_id  # pylint: disable=import-outside-toplevel
+    assert reason_incident_id("sentinel incident sen-0123456789ab: reboot") == "sen-0123456789ab"
+    assert reason_incident_id("sentinel incident sen-0123456789ab") == "sen-0123456789ab"
+    for other in ("sentinel incident sen-0123456789abc: x", "RMA sentinel incident sen-0123456789ab", "", None, "sentinel incident sen-XYZ"):
+        assert reason_incident_id(other) is None, other
+    fake = FakeNode()
+    _quarantined_by_sentinel(fake, "sen-0123456789ab")
+    assert fake.view.orphan_quarantine_id() == "sen-0123456789ab" and fake.view.release_due() is None, "never swept"
+    assert NodeIncidents.from_state("gpu-0", fake.view.to_state()).orphan_quarantine_id() == "sen-0123456789ab"
+    opened(fake, incident="sen-0123456789ab")
+    assert fake.view.orphan_quarantine_id() is None, "recorded now (the alert's next delivery resumed it)"
+    fake.apply(plan_close(fake.view, "sen-0123456789ab", "released", "", at(30)))
+    assert fake.view.orphan_quarantine_id() is None and fake.view.unfinished_release_id() == "sen-0123456789ab"

@@ -58,6 +58,8 @@ RELEASE_UNFINISHED = "release-unfinished"
 STATES = (QUARANTINED, DRAINING, DRAINED, REMEDIATING, RECERTIFYING, RETURNED, NEEDS_ATTENTION)
 #: states an incident can be opened in
 OPEN_STATES = (QUARANTINED, NEEDS_ATTENTION)
+#: the states in which an incident waits for a release once its run ended (the remediate run reports them "waiting")
+RELEASE_WAITING_STATES = (QUARANTINED, DRAINED)
 #: how an incident ends
 OUTCOMES = (RETURNED, RELEASED)
 
@@ -178,6 +180,16 @@ def incident_reason(incident_id: str, detail: str) -> str:
     """The quarantine reason the sentinel records for an incident: ``sentinel incident <id>: <detail>`` (at most 1,000
     characters). :func:`reason_names_incident` recognises it; the role's task files write the same prefix."""
     return f"sentinel incident {incident_id}: {detail}"[:1000]
+
+
+#: the incident id a sentinel quarantine reason starts with (:func:`incident_reason`)
+_REASON_ID_RE = re.compile(r"^sentinel incident (sen-[0-9a-f]{12})(?=$|[: ])")
+
+
+def reason_incident_id(reason: Any) -> Optional[str]:
+    """The incident id a sentinel quarantine reason names, else None."""
+    match = _REASON_ID_RE.match(str(reason or ""))
+    return match.group(1) if match else None
 
 
 def reason_names_incident(reason: Any, incident_id: str) -> bool:
@@ -402,6 +414,17 @@ class NodeIncidents:  # pylint: disable=too-many-instance-attributes
         """The history entry of an ended incident."""
         return next((h for h in reversed(self.history) if h.get("id") == incident_id), None)
 
+    def orphan_quarantine_id(self) -> Optional[str]:
+        """The incident a sentinel quarantine names when that incident was never recorded: the run cordoned the node and
+        died before it opened the incident (no incident open, none ended with that id). The alert's next delivery
+        resumes it (the id is derived from the alert); a release by hand of that id releases the quarantine. Never
+        released automatically: the other alerts of the dead run's batch are unknown and may still fire."""
+        quarantine = self.quarantine()
+        named = reason_incident_id(quarantine.get("reason"))
+        if self.current is None and named and quarantine.get("state") == STATE_QUARANTINED and self.ended(named) is None:
+            return named
+        return None
+
     def unfinished_release_id(self) -> Optional[str]:
         """The id of the latest ended incident when :meth:`unfinished_release` holds for it, else None."""
         last = str(self.history[-1].get("id") or "") if self.history else ""
@@ -419,14 +442,18 @@ class NodeIncidents:  # pylint: disable=too-many-instance-attributes
     def release_due(self) -> Optional[dict[str, Any]]:
         """The release this node waits for and that no alert will bring any more: ``{incident, unfinished: true}`` for a
         release that closed the incident and died before releasing its quarantine (:meth:`unfinished_release_id`), or
-        ``{incident, unfinished: false}`` for an open incident whose alerts all resolved (a release that died before its
-        close, or resolved alerts marked while another run held the node) unless it needs attention (a human releases
-        it); else None. The release sweep finishes both, under the node lock, as a release run would."""
+        ``{incident, unfinished: false}`` for an open incident whose alerts all resolved and that waits for a release
+        (state ``quarantined`` or ``drained``: a release that died before its close, or resolved alerts marked while
+        another run held the node); else None. Never a node in the middle of its steps (draining, remediating,
+        recertifying: its run releases it when it ends, whatever its lock says), one that needs attention (a human
+        releases it) or one opted out of the sentinel. The release sweep finishes them, under the node lock."""
+        if self.opted_out:
+            return None
         unfinished = self.unfinished_release_id()
         if unfinished:
             return {"incident": unfinished, "unfinished": True}
         current = self.current
-        if current is not None and current.all_resolved and current.state != NEEDS_ATTENTION:
+        if current is not None and current.all_resolved and current.state in RELEASE_WAITING_STATES:
             return {"incident": current.id, "unfinished": False}
         return None
 
@@ -436,7 +463,8 @@ class NodeIncidents:  # pylint: disable=too-many-instance-attributes
                 "incident": self.current.to_dict() if self.current else None, "history": list(self.history),
                 "attempts": list(self.attempts), "recent": list(self.recent), "quarantine": self.quarantine(),
                 "opted_out": self.opted_out, "all_resolved": bool(self.current is not None and self.current.all_resolved),
-                "unfinished_release": self.unfinished_release_id(), "release_due": self.release_due()}
+                "unfinished_release": self.unfinished_release_id(), "release_due": self.release_due(),
+                "orphan_quarantine": self.orphan_quarantine_id()}
 
 
 # ---------------------------------------------------------------------------------------------------- stale / replay
@@ -859,7 +887,7 @@ def status_row(view: NodeIncidents) -> dict[str, Any]:
     unfinished = due["incident"] if due and due["unfinished"] else None
     return {"node": view.node, "quarantine": quarantine["state"], "incident": current.id if current else unfinished,
             "state": current.state if current else (RELEASE_UNFINISHED if unfinished else None),
-            "release_due": due, "action": current.action if current else None,
+            "release_due": due, "orphan_incident": view.orphan_quarantine_id(), "action": current.action if current else None,
             "reason": (current.steps[-1]["message"] if current and current.state == NEEDS_ATTENTION and current.steps else None)
             or quarantine["reason"] or (current.reason if current else None),
             "since": current.opened_at if current else quarantine["since"], "updated": current.updated_at if current else None,
@@ -878,7 +906,17 @@ def status_markdown(rows: Sequence[Mapping[str, Any]]) -> str:
     if rows:
         lines += ["| node | incident | state | action | reason | since |", "|---|---|---|---|---|---|"]
         lines += ["| " + " | ".join(_cell(r.get(k)) for k in ("node", "incident", "state", "action", "reason", "since")) + " |" for r in rows]
-    due = [r for r in rows if r.get("release_due") and not r.get("locked_by")]  # a locked node is its run's to release
+    orphans = [r for r in rows if r.get("orphan_incident")]
+    if orphans:
+        lines += ["", f"{len(orphans)} node(s) cordoned by a run that died before it recorded the incident (the alert's next "
+                  "delivery resumes it; or release by hand with sentinel_nodes and sentinel_incident): "
+                  + ", ".join(f"{_cell(r.get('node'))} ({_cell(r.get('orphan_incident'))})" for r in orphans)]
+    stalled = [r for r in rows if r.get("stalled")]
+    if stalled:
+        names = ", ".join(f"{_cell(r.get('node'))} ({_cell(r.get('state'))})" for r in stalled)
+        lines += ["", f"{len(stalled)} node(s) in the middle of their steps with no run holding them (the run died; the alert's next "
+                  f"delivery resumes it, or rerun remediate by hand): {names}"]
+    due = [r for r in rows if r.get("release_due")]
     if due:
         lines += ["", f"{len(due)} release(s) due that no alert will bring (a release run's sweep finishes them): "
                   + ", ".join(f"{_cell(r.get('node'))} ({_cell(r['release_due'].get('incident'))}"
@@ -887,7 +925,7 @@ def status_markdown(rows: Sequence[Mapping[str, Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-__all__ = ["RELEASE_UNFINISHED", "incident_reason", "reason_names_incident",
+__all__ = ["RELEASE_UNFINISHED", "incident_reason", "reason_incident_id", "reason_names_incident",
            "ANN_ATTEMPTS", "ANN_EVENTS", "ANN_INCIDENT", "ANN_INCIDENT_HISTORY", "AdvanceRequest", "Change", "attempt_counted", "EVENT_REASONS",
            "EventRef", "FIRING_VERDICTS", "Incident", "IncidentError", "LABEL_INCIDENT_STATE", "LABEL_OPT_OUT", "NodeIncidents",
            "OPT_OUT_VALUE", "OUTCOMES", "OpenRequest", "RESOLVED_VERDICTS", "STATES", "TRANSITIONS", "Verdict", "classify_firing",

@@ -29,8 +29,8 @@ from ansible_collections.dsxos.cluster.plugins.module_utils.kube.client import d
 from ansible_collections.dsxos.cluster.plugins.module_utils.kube.errors import K8sConflict, K8sError, K8sNotFound
 from ansible_collections.dsxos.cluster.plugins.module_utils.kube.names import validate_label_selector, validate_namespace, validate_node_name
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.incident import (
-    LABEL_INCIDENT_STATE, OPEN_STATES, OUTCOMES, STATES, AdvanceRequest, Change, IncidentError, NodeIncidents, OpenRequest,
-    format_time, plan_advance, plan_close, plan_join, plan_open, plan_record, plan_resolve, status_markdown, status_row,
+    DRAINING, LABEL_INCIDENT_STATE, OPEN_STATES, OUTCOMES, RECERTIFYING, REMEDIATING, STATES, AdvanceRequest, Change, IncidentError,
+    NodeIncidents, OpenRequest, format_time, plan_advance, plan_close, plan_join, plan_open, plan_record, plan_resolve, status_markdown, status_row,
     validate_incident_id, validate_text,
 )
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.node_lock import live_locks
@@ -38,6 +38,8 @@ from ansible_collections.dsxos.cluster.plugins.module_utils.operate.node_quarant
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.quarantine_state import LABEL_STATE, STATE_QUARANTINED, default_actor
 
 ACTIONS = ("get", "list", "open", "advance", "join", "resolve", "close", "record")
+#: the incident states only a live run is in (the status calls such a node stalled when no run holds it)
+MID_RUN_STATES = (DRAINING, REMEDIATING, RECERTIFYING)
 WRITE_ACTIONS = ("open", "advance", "join", "resolve", "close", "record")
 EVENT_SOURCE = "dsxos-sentinel"
 DEFAULT_EVENT_NAMESPACE = "default"
@@ -293,7 +295,8 @@ def list_status(client: KubeApi, extra_selector: str = "", lock_namespace: str =
     (``[{node, incident, unfinished}]``: the releases the sweep of a release run finishes) and Markdown.
 
     With ``lock_namespace`` each row has ``locked_by`` (``{holder, purpose, reason, expires_at}`` of the run holding the
-    node now, else None) and ``release_due`` leaves out the locked nodes (the run holding one releases it when it ends)."""
+    node now, else None) and ``stalled`` (draining, remediating or recertifying while no run holds the node: its run
+    died), and ``release_due`` leaves out the locked nodes (the run holding one releases it when it ends)."""
     locks = live_locks(client, lock_namespace) if lock_namespace else None
     extra = ("," + extra_selector) if extra_selector else ""
     found: dict[str, dict[str, Any]] = {}
@@ -305,17 +308,22 @@ def list_status(client: KubeApi, extra_selector: str = "", lock_namespace: str =
         try:
             rows.append(status_row(NodeIncidents.from_node(found[name])))
         except IncidentError as err:
-            rows.append({"node": name, "quarantine": None, "incident": None, "state": "unreadable", "release_due": None, "action": None,
-                         "reason": str(err), "since": None, "updated": None, "attempts": 0, "last_error": str(err), "unschedulable": None})
+            rows.append({"node": name, "quarantine": None, "incident": None, "state": "unreadable", "release_due": None, "orphan_incident": None,
+                         "action": None, "reason": str(err), "since": None, "updated": None, "attempts": 0, "last_error": str(err),
+                         "unschedulable": None})
     if locks is not None:
         for row in rows:
             row["locked_by"] = locks.get(row["node"])
+            if row["locked_by"]:
+                row["release_due"] = None  # the run holding the node releases it when it ends
+            # in the middle of its steps and no run holds it: the run died (the alert's next delivery resumes it)
+            row["stalled"] = bool(row.get("state") in MID_RUN_STATES and not row["locked_by"])
     counts: dict[str, int] = {}
     for row in rows:
         key = str(row.get("state") or "quarantined-without-incident")
         counts[key] = counts.get(key, 0) + 1
     # the releases no alert will bring any more (a release that died; resolved alerts marked while another run held the node)
-    due = [{"node": row["node"], **row["release_due"]} for row in rows if row.get("release_due") and not row.get("locked_by")]
+    due = [{"node": row["node"], **row["release_due"]} for row in rows if row.get("release_due")]
     return {"nodes": rows, "counts": counts, "release_due": due, "markdown": status_markdown(rows)}
 
 
