@@ -6,6 +6,7 @@ ansible-playbook runs against the Kubernetes emulator, with the stub remediation
 tests/integration/sentinel_stubs."""
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import threading
@@ -313,6 +314,28 @@ def _entry_params(emu, entry, **params):
     return out
 
 
+@contextlib.contextmanager
+def racing(when, act, poll_s=0.005):
+    """While the body runs, a thread calls ``act()`` once, as soon as ``when()`` holds (another actor racing the run);
+    yields an Event that is set once ``act`` returned."""
+    done, stop = threading.Event(), threading.Event()
+
+    def loop():
+        while not stop.is_set():
+            if when():
+                act()
+                done.set()
+                return
+            stop.wait(poll_s)
+    thread = threading.Thread(target=loop, daemon=True)
+    thread.start()
+    try:
+        yield done
+    finally:
+        stop.set()
+        thread.join(10)
+
+
 def test_an_intake_run_quarantines_records_and_joins_then_ends_and_the_second_run_does_the_rest(k8s_emulator, ansible_run, tmp_path):
     emu = k8s_emulator
     first, other = emu.add_nodes(3, "h100-eks", name_prefix="gpu-")[:2]
@@ -436,29 +459,22 @@ def test_a_release_never_closes_an_alert_joined_after_it_read_the_node(k8s_emula
     ansible_run("dsxos.cluster.remediate", extra_vars=dict(variables, sentinel_phase="intake"), expect_rc=0)
     incident = annotation(emu, name, "dsxos.io/incident")["id"]
     late = dict(alert(name, "fp-late", "certification", starts_at="2026-03-01T10:05:00Z"))
-    joined = threading.Event()
-    stop = threading.Event()
 
-    def join_after_the_resolve():  # the intake of a later batch, racing the release (no node lock)
-        while not stop.is_set():
-            record = annotation(emu, name, "dsxos.io/incident")
-            if record and all(e.get("resolved_at") for e in record["events"]):
-                out = call_entry(NODE_INCIDENT, _entry_params(emu, NODE_INCIDENT, action="join", node=name, incident=incident,
-                                                              events=[late], actor="dsxos-sentinel"))
-                assert out["changed"], out
-                joined.set()
-                return
-            stop.wait(0.01)
+    def resolved_on_the_node():
+        record = annotation(emu, name, "dsxos.io/incident")
+        return bool(record and all(e.get("resolved_at") for e in record["events"]))
+
+    def join_late():  # the intake of a later batch, racing the release (no node lock)
+        out = call_entry(NODE_INCIDENT, _entry_params(emu, NODE_INCIDENT, action="join", node=name, incident=incident, events=[late],
+                                                      actor="dsxos-sentinel"))
+        assert out["changed"], out
     # the node's reads answer after 1.5 s (the state is read after the wait): the join lands well before the close reads
     emu.faults.set(f"/api/v1/nodes/{name}", methods=["GET"], latency_s=1.5)
-    racer = threading.Thread(target=join_after_the_resolve, daemon=True)
-    racer.start()
     try:
-        resolved = [dict(e, status="resolved", ends_at="2026-03-01T10:30:00Z") for e in events]
-        release = ansible_run("dsxos.cluster.release", extra_vars=dict(variables, sentinel_events=resolved), expect_rc=0)
+        with racing(resolved_on_the_node, join_late) as joined:
+            resolved = [dict(e, status="resolved", ends_at="2026-03-01T10:30:00Z") for e in events]
+            release = ansible_run("dsxos.cluster.release", extra_vars=dict(variables, sentinel_events=resolved), expect_rc=0)
     finally:
-        stop.set()
-        racer.join(10)
         emu.faults.clear()
     assert joined.is_set()
     [outcome] = stats_of(release)["outcomes"]
@@ -603,32 +619,21 @@ def test_a_join_that_meets_an_incident_ended_meanwhile_reports_the_node_pending(
     ansible_run("dsxos.cluster.remediate", extra_vars=dict(variables, sentinel_phase="intake"), expect_rc=0)
     incident = annotation(emu, name, "dsxos.io/incident")["id"]
     later = [alert(name, "fp-b", "certification", starts_at="2026-03-01T10:05:00Z")]
-    closed = threading.Event()
-    stop = threading.Event()
 
-    def close_while_the_join_reads():  # the release, landing between the plan's read (1st GET) and the join's (2nd GET)
-        while not stop.is_set():
-            if emu.faults.injected["latency"] >= 2:
-                change = plan_close(NodeIncidents.from_node(emu.api.get("v1", "Node", name)), incident, "released", "test",
-                                    format_time(time.time()))
+    def close_directly():  # the release, landing between the plan's read (1st GET) and the join's (2nd GET)
+        change = plan_close(NodeIncidents.from_node(emu.api.get("v1", "Node", name)), incident, "released", "test", format_time(time.time()))
 
-                def apply(obj):
-                    for part, values in (("annotations", change.annotations), ("labels", change.labels)):
-                        target = obj["metadata"].setdefault(part, {})
-                        for key, value in values.items():
-                            target.pop(key, None) if value is None else target.__setitem__(key, value)  # pylint: disable=expression-not-assigned
-                emu.store.mutate(emu.registry.lookup("", "v1", "nodes"), None, name, apply)
-                closed.set()
-                return
-            stop.wait(0.005)
+        def apply(obj):
+            for part, values in (("annotations", change.annotations), ("labels", change.labels)):
+                target = obj["metadata"].setdefault(part, {})
+                for key, value in values.items():
+                    target.pop(key, None) if value is None else target.__setitem__(key, value)  # pylint: disable=expression-not-assigned
+        emu.store.mutate(emu.registry.lookup("", "v1", "nodes"), None, name, apply)
     emu.faults.set(f"/api/v1/nodes/{name}", methods=["GET"], latency_s=2.0)
-    racer = threading.Thread(target=close_while_the_join_reads, daemon=True)
-    racer.start()
     try:
-        run = ansible_run("dsxos.cluster.remediate", extra_vars=dict(variables, sentinel_phase="all", sentinel_events=later), expect_rc=0)
+        with racing(lambda: emu.faults.injected["latency"] >= 2, close_directly) as closed:
+            run = ansible_run("dsxos.cluster.remediate", extra_vars=dict(variables, sentinel_phase="all", sentinel_events=later), expect_rc=0)
     finally:
-        stop.set()
-        racer.join(10)
         emu.faults.clear()
     assert closed.is_set()
     assert [t for t in run.tasks if BATCH_TASK in t["task"]][0]["result"]["joined"][0]["ended"] is True
@@ -648,28 +653,18 @@ def test_a_run_whose_lock_was_taken_during_a_long_step_stops_before_the_remediat
     name = emu.add_nodes(2, "h100-eks", name_prefix="gpu-")[0]
     events = [alert(name, "fp-l")]  # fallen-off-bus: reboot
     variables = run_vars(emu, tmp_path, events)
-    taken = threading.Event()
-    stop = threading.Event()
 
-    def take_the_lock_once_remediating():  # the lease lapsed during the drain and another run took the node
-        while not stop.is_set():
-            record = annotation(emu, name, "dsxos.io/incident")
-            if record and record["state"] == "remediating":
-                def hand_over(lease):
-                    lease["spec"].update(holderIdentity="dsxos-sentinel/other-run", leaseDurationSeconds=600,
-                                         renewTime=time.strftime("%Y-%m-%dT%H:%M:%S.000000Z", time.gmtime()))
-                emu.store.mutate(emu.registry.lookup("coordination.k8s.io", "v1", "leases"), "dsxos-system", "dsxos-node-lock-" + name,
-                                 hand_over)
-                taken.set()
-                return
-            stop.wait(0.005)
-    racer = threading.Thread(target=take_the_lock_once_remediating, daemon=True)
-    racer.start()
-    try:
+    def remediating():
+        record = annotation(emu, name, "dsxos.io/incident")
+        return bool(record and record["state"] == "remediating")
+
+    def hand_over():  # the lease lapsed during the drain and another run took the node
+        def change(lease):
+            lease["spec"].update(holderIdentity="dsxos-sentinel/other-run", leaseDurationSeconds=600,
+                                 renewTime=time.strftime("%Y-%m-%dT%H:%M:%S.000000Z", time.gmtime()))
+        emu.store.mutate(emu.registry.lookup("coordination.k8s.io", "v1", "leases"), "dsxos-system", "dsxos-node-lock-" + name, change)
+    with racing(remediating, hand_over) as taken:
         result = ansible_run("dsxos.cluster.remediate", extra_vars=variables, expect_rc=None)
-    finally:
-        stop.set()
-        racer.join(10)
     assert taken.is_set()
     [outcome] = stats_of(result)["outcomes"]
     assert outcome["status"] == "failed" and outcome["message"].startswith("before remediation reboot: cannot renew the lock"), outcome

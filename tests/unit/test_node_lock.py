@@ -284,9 +284,9 @@ def test_a_short_holder_is_polled_every_half_second_and_any_other_at_the_poll_in
         run_node_lock(params(k8s_emulator, holder="first-run", purpose=holder_purpose, duration_s=600))
         sleeps = []
 
-        def sleep(seconds, sleeps=sleeps):
-            sleeps.append(seconds)
-            if len(sleeps) == 3:
+        def sleep(seconds, seen=sleeps):  # pylint: disable=dangerous-default-value  # the list is this loop's own
+            seen.append(seconds)
+            if len(seen) == 3:
                 run_node_lock(params(k8s_emulator, holder="first-run", state="release"))
         request = validate_request(params(k8s_emulator, holder="second-run", purpose="sentinel", wait_timeout_s=60,
                                           wait_for_purposes={"sentinel-release": 30}))
