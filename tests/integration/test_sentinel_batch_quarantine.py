@@ -646,30 +646,36 @@ def test_a_join_that_meets_an_incident_ended_meanwhile_reports_the_node_pending(
 
 def test_a_run_whose_lock_was_taken_during_a_long_step_stops_before_the_remediation_and_never_releases_that_lock(
         k8s_emulator, ansible_run, tmp_path):
-    """The run renews its lock before the remediation (a lease taken before a long drain may lapse during it): when
-    another run took the node meanwhile, the run stops there - no remediation, reported failed with the reason, the
-    node quarantined in its recorded state - and leaves the other run's lock alone."""
+    """The run renews its lock before it records the remediation (a lease taken before a long drain may lapse during
+    it): when another run took the node meanwhile, the run stops there - no attempt recorded, no remediation, reported
+    failed with the reason, the node quarantined in its recorded state - and leaves the other run's lock alone."""
     emu = k8s_emulator
     name = emu.add_nodes(2, "h100-eks", name_prefix="gpu-")[0]
     events = [alert(name, "fp-l")]  # fallen-off-bus: reboot
-    variables = run_vars(emu, tmp_path, events)
+    variables = run_vars(emu, tmp_path, events, sentinel_batch_drain=False)  # the per-node drain, under the run's lock
 
-    def remediating():
+    def drained():
         record = annotation(emu, name, "dsxos.io/incident")
-        return bool(record and record["state"] == "remediating")
+        return bool(record and record["state"] == "drained")
+    # the lease's reads answer after 1.5 s (read after the wait): the hand-over lands before the renewal reads it
+    emu.faults.set(f"/apis/coordination.k8s.io/v1/namespaces/dsxos-system/leases/dsxos-node-lock-{name}", methods=["GET"], latency_s=1.5)
 
     def hand_over():  # the lease lapsed during the drain and another run took the node
         def change(lease):
             lease["spec"].update(holderIdentity="dsxos-sentinel/other-run", leaseDurationSeconds=600,
                                  renewTime=time.strftime("%Y-%m-%dT%H:%M:%S.000000Z", time.gmtime()))
         emu.store.mutate(emu.registry.lookup("coordination.k8s.io", "v1", "leases"), "dsxos-system", "dsxos-node-lock-" + name, change)
-    with racing(remediating, hand_over) as taken:
-        result = ansible_run("dsxos.cluster.remediate", extra_vars=variables, expect_rc=None)
+    try:
+        with racing(drained, hand_over) as taken:
+            result = ansible_run("dsxos.cluster.remediate", extra_vars=variables, expect_rc=None)
+    finally:
+        emu.faults.clear()
     assert taken.is_set()
     [outcome] = stats_of(result)["outcomes"]
     assert outcome["status"] == "failed" and outcome["message"].startswith("before remediation reboot: cannot renew the lock"), outcome
     assert "other-run" in outcome["message"], outcome
     assert not list(tmp_path.glob(f"remediation-{name}-*.json")), "no remediation without the lock"
-    assert annotation(emu, name, "dsxos.io/incident")["state"] == "remediating" and emu.api.get("v1", "Node", name)["spec"]["unschedulable"]
+    assert annotation(emu, name, "dsxos.io/incident")["state"] == "drained" and emu.api.get("v1", "Node", name)["spec"]["unschedulable"]
+    assert annotation(emu, name, "dsxos.io/sentinel-attempts", "[]") == [], "no attempt recorded without the lock"
     lease = emu.api.get("coordination.k8s.io/v1", "Lease", "dsxos-node-lock-" + name, "dsxos-system")
     assert lease["spec"]["holderIdentity"] == "dsxos-sentinel/other-run", "the other run's lock is not this run's to release"

@@ -521,3 +521,13 @@ def test_oversized_values_file(tmp_path):
 
 def test_every_error_is_a_recipe_error():
     assert issubclass(ConstraintError, RecipeError) and issubclass(RecipeLoadError, DsxosError)
+
+
+def test_a_repeated_key_is_named_as_written_even_when_yaml_reads_it_as_a_boolean():
+    """YAML 1.1 reads on/off/yes/no as booleans: the error names the key as the file spells it, and what it was read as."""
+    with pytest.raises(YamlLoadError) as err:
+        load_yaml_text("on: 1\non: 2\n", source="k.yaml")
+    assert err.value.line == 2 and "duplicate key 'on'" in err.value.message and "read as True" in err.value.message
+    with pytest.raises(YamlLoadError) as err:
+        load_yaml_text("on: 1\nyes: 2\n", source="k.yaml")
+    assert "duplicate key 'yes'" in err.value.message and "like 'on' there" in err.value.message

@@ -60,10 +60,15 @@ if HAS_YAML:
                     except TypeError:  # unhashable key: SafeConstructor reports it below
                         continue
                     if earlier is not None:
+                        # the key as written (YAML 1.1 reads on/yes/no/off as booleans: say what it was read as too)
+                        mark, written = earlier
+                        text = key_node.value if isinstance(key_node, yaml.ScalarNode) else key
+                        read_as = "" if (text == key and written == key) else " (read as %r%s)" % (
+                            key, "" if written == text else ", like %r there" % (written,))
                         raise yaml.constructor.ConstructorError(
-                            None, None, "duplicate key %r in a mapping (first at line %d)" % (key, earlier.line + 1),
+                            None, None, "duplicate key %r in a mapping (first at line %d)%s" % (text, mark.line + 1, read_as),
                             key_node.start_mark)
-                    first[key] = key_node.start_mark
+                    first[key] = (key_node.start_mark, key_node.value if isinstance(key_node, yaml.ScalarNode) else key)
             return super().construct_mapping(node, deep=deep)
 else:  # pragma: no cover
     StrictSafeLoader = None  # type: ignore

@@ -236,6 +236,8 @@ class NodeFacts:  # pylint: disable=too-many-instance-attributes
     current: Optional[Incident] = None
     #: the release no alert will bring any more (:meth:`NodeIncidents.release_due`)
     release_due: Optional[dict[str, Any]] = None
+    #: the incident a release closed without releasing its quarantine (:meth:`NodeIncidents.unfinished_release_id`)
+    unfinished_release: Optional[str] = None
     attempt_times: list[float] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
 
@@ -321,6 +323,7 @@ def node_facts(node: Mapping[str, Any], options: FleetOptions) -> NodeFacts:
     current = incidents.current
     facts.current = current
     facts.release_due = incidents.release_due()
+    facts.unfinished_release = incidents.unfinished_release_id()
     if current is not None:
         opened = _ts(current.opened_at)
         facts.incidents.append(IncidentSpan(id=current.id, node=name, action=current.action, state=current.state,
@@ -456,7 +459,7 @@ def _quarantine_row(facts: NodeFacts) -> dict[str, Any]:
     if current is not None and current.state == "needs-attention" and current.steps:
         reason = current.steps[-1].get("message") or reason
     due = facts.release_due
-    unfinished = due["incident"] if due and due["unfinished"] else None
+    unfinished = facts.unfinished_release
     return {"node": facts.name, "state": current.state if current else (RELEASE_UNFINISHED if unfinished else NO_INCIDENT),
             "incident": current.id if current else unfinished, "release_due": due,
             "action": current.action if current else None, "reason": reason, "actor": facts.actor,

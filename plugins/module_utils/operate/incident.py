@@ -884,7 +884,7 @@ def status_row(view: NodeIncidents) -> dict[str, Any]:
     quarantine = view.quarantine()
     current = view.current
     due = view.release_due()
-    unfinished = due["incident"] if due and due["unfinished"] else None
+    unfinished = view.unfinished_release_id()
     return {"node": view.node, "quarantine": quarantine["state"], "incident": current.id if current else unfinished,
             "state": current.state if current else (RELEASE_UNFINISHED if unfinished else None),
             "release_due": due, "orphan_incident": view.orphan_quarantine_id(), "action": current.action if current else None,
@@ -914,8 +914,8 @@ def status_markdown(rows: Sequence[Mapping[str, Any]]) -> str:
     stalled = [r for r in rows if r.get("stalled")]
     if stalled:
         names = ", ".join(f"{_cell(r.get('node'))} ({_cell(r.get('state'))})" for r in stalled)
-        lines += ["", f"{len(stalled)} node(s) in the middle of their steps with no run holding them (the run died; the alert's next "
-                  f"delivery resumes it, or rerun remediate by hand): {names}"]
+        lines += ["", f"{len(stalled)} node(s) in the middle of their steps with no run holding them (its run died or outlived its "
+                  f"lease; a firing alert's next delivery resumes it, else recertify mode or a release by hand): {names}"]
     due = [r for r in rows if r.get("release_due")]
     if due:
         lines += ["", f"{len(due)} release(s) due that no alert will bring (a release run's sweep finishes them): "
