@@ -1,37 +1,40 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, dsxos.cluster contributors
 # Apache License 2.0 (see LICENSE)
-"""Sentinel MTTR benchmark: mean time to return one node to service through the reboot remediation and the
-recertification, on the network-namespace fabric (needs root, iproute2, sshd, OpenMPI; builds the nccl-tests stand-in).
+"""Sentinel MTTR benchmark: mean time to return one node to service through the whole loop, on the network-namespace
+fabric (needs root, iproute2, sshd, OpenMPI; builds the nccl-tests stand-in) and the Kubernetes emulator.
 
-One ansible-playbook run per repetition, on localhost like the sentinel role, includes the role's task files
-``tasks/remediation/reboot.yml`` (with the reboot stand-in of tests/harness/reboot_standin.py: THAT host's sshd is
-killed and restarted, its boot-id file changes; the machine is never touched) and ``tasks/recertify.yml``
-(gpu-health on recorded NVML readings, nccl-loopback and nccl-all-reduce with 2 neighbours on the CPU stand-in).
-Time stamps come from the playbook (before/after each include) and from the stand-in's event log, so the time is
-split into:
+One ``ansible-playbook dsxos.cluster.remediate`` run per repetition with one XID 79 alert for a fresh node of the
+emulator whose host is a fabric host (``sentinel_node_hosts``), with the role's own task files (no stub):
+quarantine (cordon + taint, incident), drain (the node's pods, their grace scaled by ``--time-scale``),
+``tasks/remediation/reboot.yml`` (with the reboot stand-in of tests/harness/reboot_standin.py, set per host with
+``sentinel_host_reboot``: THAT host's sshd is killed and restarted, its boot-id file changes; the machine is never
+touched), ``tasks/recertify.yml`` (gpu-health on recorded NVML readings, nccl-loopback and nccl-all-reduce with 2
+neighbours on the CPU stand-in) and the return (uncordon, incident closed). A thread reads the node's incident record
+every 50 ms (its steps carry millisecond times); the stand-in's event log splits the reboot:
 
-  reboot: checks   - reading the boot id and the reboot module's fact gathering, up to the reboot command;
-  reboot: shutdown - the reboot command answered, until the host is down (the stand-in's --down-delay);
-  reboot: boot     - down until sshd answers again (the stand-in's --boot-s: a real GPU node takes minutes here);
-  reconnection     - sshd answers until Ansible has seen the new boot id, run the test command and re-read the id
-                     (ansible.builtin.reboot's backoff: 1, 2, 4, 8, 12 s between probes);
-  recertify        - the recertification task file.
+  alert -> quarantined - ansible-playbook start, the decision, lock, breaker, cordon + taint, incident opened;
+  drain               - quarantined until drained (evictions, the pods' grace);
+  reboot: checks      - drained until the reboot command (lock renewal, boot id read, the reboot module's checks);
+  reboot: shutdown    - the reboot command answered, until the host is down (the stand-in's --down-delay);
+  reboot: boot        - down until sshd answers again (the stand-in's --boot-s: a real GPU node takes minutes here);
+  reconnection        - sshd answers until the recertification starts (the new boot id seen, test command, records);
+  recertify           - recertifying until returned (uncordon and close included).
 
-Quarantine and drain belong to the sentinel role (another part of the work): STEP_HOOKS below is where their
-measurements plug in (each hook returns {step name: seconds} for one repetition and is added to the table).
-
-Usage: python bench/sentinel_mttr_bench.py [--runs N] [--boot-s S] [--down-delay S]
+Usage: python bench/sentinel_mttr_bench.py [--runs N] [--pods 15] [--time-scale 0.1] [--boot-s S] [--down-delay S]
 """
 from __future__ import annotations
 
 import argparse
+import datetime
+import json
 import statistics
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
-from typing import Callable, Dict, List
+from typing import Dict
 
 import yaml
 
@@ -42,44 +45,66 @@ sys.path.insert(0, str(REPO / "tests" / "integration"))
 
 from playbook_runner import build_and_install, run_playbook  # noqa: E402  # pylint: disable=wrong-import-position
 
+from _backends import load_average  # noqa: E402  # pylint: disable=wrong-import-position
+
+from ansible_collections.dsxos.cluster.plugins.module_utils.operate.incident import parse_rfc3339  # noqa: E402
 from ansible_collections.dsxos.cluster.tests.harness import reboot_standin  # noqa: E402
+from ansible_collections.dsxos.cluster.tests.harness.k8s_emulator.emulator import Emulator  # noqa: E402
 from ansible_collections.dsxos.cluster.tests.harness.nccl_standin.build import build_standin  # noqa: E402
 from ansible_collections.dsxos.cluster.tests.harness.netns_fabric import NetnsFabric  # noqa: E402
 
 NVML = REPO / "tests" / "unit" / "fixtures" / "nvml"
-STEPS = ["reboot: checks", "reboot: shutdown", "reboot: boot", "reconnection", "recertify"]
-#: Extra steps measured elsewhere (quarantine, drain, release...): callables (repetition index) -> {step: seconds}.
-STEP_HOOKS: List[Callable[[int], Dict[str, float]]] = []
+STEPS = ["alert -> quarantined", "drain", "reboot: checks", "reboot: shutdown", "reboot: boot", "reconnection", "recertify"]
 
 
-def _playbook(root: Path, node: str, host: str, reboot: dict, recertify: dict) -> str:
-    tasks_dir = root / "ansible_collections" / "dsxos" / "cluster" / "roles" / "sentinel" / "tasks"
-    contract = {"sentinel_node": node, "sentinel_host": host, "sentinel_incident": {"id": "bench"}, "sentinel_gpus": [], "sentinel_pods": []}
-    tasks = [
-        {"name": "Mark start", "ansible.builtin.set_fact": {"bench_t0": "{{ now().timestamp() }}"}},
-        {"name": "Reboot", "ansible.builtin.include_tasks": str(tasks_dir / "remediation" / "reboot.yml"),
-         "vars": dict(contract, sentinel_reboot=reboot)},
-        {"name": "Mark rebooted", "ansible.builtin.set_fact": {"bench_t1": "{{ now().timestamp() }}"}},
-        {"name": "Recertify", "ansible.builtin.include_tasks": str(tasks_dir / "recertify.yml"),
-         "vars": dict(contract, sentinel_recertify=recertify, sentinel_recertify_neighbours=2)},
-        {"name": "Mark done", "ansible.builtin.set_fact": {"bench_t2": "{{ now().timestamp() }}"}},
-        {"name": "Outcome", "ansible.builtin.debug": {"msg": {
-            "t0": "{{ bench_t0 }}", "t1": "{{ bench_t1 }}", "t2": "{{ bench_t2 }}",
-            "remediation": "{{ sentinel_remediation_result }}", "recertify": "{{ sentinel_recertify_result }}"}}},
-    ]
-    return yaml.safe_dump([{"name": "MTTR", "hosts": "localhost", "gather_facts": False, "tasks": tasks}], sort_keys=False)
+class IncidentWatch(threading.Thread):
+    """Reads one node's incident record every ``period_s`` and keeps the first time of each step (from the record)."""
+
+    def __init__(self, emu: Emulator, node: str, period_s: float = 0.05) -> None:
+        super().__init__(daemon=True)
+        self.emu, self.node, self.period_s = emu, node, period_s
+        self.steps: Dict[str, float] = {}
+        self.halt = threading.Event()
+
+    def run(self) -> None:
+        while not self.halt.is_set():
+            notes = self.emu.api.get("v1", "Node", self.node)["metadata"].get("annotations") or {}
+            text = notes.get("dsxos.io/incident")
+            for step in json.loads(text).get("steps") or [] if text else []:
+                self.steps.setdefault(step["state"], parse_rfc3339(step["time"]))
+            for entry in json.loads(notes.get("dsxos.io/incident-history") or "[]"):
+                if entry.get("outcome") and entry.get("ended_at"):
+                    self.steps.setdefault(entry["outcome"], parse_rfc3339(entry["ended_at"]))
+            time.sleep(self.period_s)
 
 
-def one_run(index: int, fabric: NetnsFabric, standin: reboot_standin.RebootStandin, root: Path, binary: Path, work: Path,
-            args: argparse.Namespace) -> Dict[str, float]:
-    host = fabric.names[0]
+def _xid79(node: str) -> dict:
+    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return {"node": node, "gpu": "3", "uuid": "GPU-bench", "code": 79, "fault_class": "fallen-off-bus", "action": None,
+            "status": "firing", "fingerprint": "bench-" + node, "starts_at": now, "ends_at": None, "pods": [],
+            "alertname": "XidCritical", "severity": "critical", "labels": {"bench": "mttr"}}
+
+
+def _inventory(fabric: NetnsFabric, standin: reboot_standin.RebootStandin, work: Path, args: argparse.Namespace) -> Path:
     inv_dir = work / "inventory"
-    (inv_dir / "host_vars").mkdir(parents=True)
+    (inv_dir / "host_vars").mkdir(parents=True, exist_ok=True)
     data = yaml.safe_load(Path(fabric.inventory_path).read_text(encoding="utf-8"))
     data["all"]["hosts"] = {"localhost": {"ansible_connection": "local", "ansible_python_interpreter": sys.executable}}
     (inv_dir / "hosts.yml").write_text(yaml.safe_dump(data), encoding="utf-8")
     for name in fabric.names:
-        (inv_dir / "host_vars" / f"{name}.yml").write_text(f"certify_recorded_readings: {NVML / 'h100x8_healthy.json'}\n", encoding="utf-8")
+        reboot = standin.sentinel_reboot(name, down_delay_s=args.down_delay, boot_s=args.boot_s)
+        host_vars = {"certify_recorded_readings": str(NVML / "h100x8_healthy.json"),
+                     "sentinel_host_reboot": {k: reboot[k] for k in ("command", "boot_time_command")}}
+        (inv_dir / "host_vars" / f"{name}.yml").write_text(yaml.safe_dump(host_vars), encoding="utf-8")
+    return inv_dir / "hosts.yml"
+
+
+def one_run(index: int, emu: Emulator, fabric: NetnsFabric, standin: reboot_standin.RebootStandin, root: Path, binary: Path,
+            work: Path, inventory: Path, pods: int) -> Dict[str, float]:
+    host = fabric.names[0]
+    node = emu.add_nodes(1, "h100-eks", name_prefix=f"gpu-mttr{index}-")[0]
+    if pods:
+        emu.seed_pods(pods, namespace=f"ml-{index}", nodes=[node])
     recertify = {
         "categories": ["gpu-health", "nccl-loopback", "nccl-all-reduce"], "gpu_health": {"expected_gpu_count": 8},
         "nccl_loopback": {"binary_dir": str(binary), "gpus": 2, "mpirun": {"enabled": True, "allow_run_as_root": True},
@@ -89,61 +114,67 @@ def one_run(index: int, fabric: NetnsFabric, standin: reboot_standin.RebootStand
         "thresholds": {"use_builtin_floors": False, "relative": {"fraction": 0.25, "mad_z": 50}},
         "timeout_s": 120, "neighbour_group": "gpu_nodes", "report_dir": str(work / "reports"),
     }
-    reboot = standin.sentinel_reboot(host, down_delay_s=args.down_delay, boot_s=args.boot_s)
+    variables = {"sentinel_k8s_auth": {"kubeconfig": emu.kubeconfig_path}, "sentinel_destructive": True,
+                 "sentinel_events": [_xid79(node)], "sentinel_node_hosts": {node: host},
+                 "sentinel_reboot": {"timeout_s": 120, "test_command": "true", "connect_timeout_s": 5},
+                 "sentinel_recertify": recertify, "sentinel_recertify_neighbours": 2}
     seen = len(standin.events(host))
+    watch = IncidentWatch(emu, node)
+    watch.start()
     start = time.time()
     try:
-        result = run_playbook(_playbook(root, "gpu-node-0", host, reboot, recertify), root, work / "run", inventory=inv_dir / "hosts.yml",
+        result = run_playbook("dsxos.cluster.remediate", root, work / "run", extra_vars=variables, inventory=inventory,
                               extra_args=["-f", "10"])
     finally:
         standin.sync_fabric_pids()
+        time.sleep(0.2)
+        watch.halt.set()
+        watch.join()
     wall = time.time() - start
-    if result.rc != 0:
-        raise SystemExit(result.describe())
-    outcome = result.task("Outcome")["result"]["msg"]
-    if not outcome["remediation"]["ok"] or not outcome["recertify"]["passed"]:
-        raise SystemExit("repetition %d did not return the node: %s" % (index, outcome))
+    if result.rc != 0 or "returned" not in watch.steps:
+        raise SystemExit("repetition %d did not return the node (steps seen: %s)\n%s" % (index, sorted(watch.steps), result.describe()))
     events = {e["event"]: float(e["time"]) for e in standin.events(host)[seen:]}
-    t0, t1, t2 = (float(outcome[k]) for k in ("t0", "t1", "t2"))
-    steps = {"reboot: checks": events["requested"] - t0, "reboot: shutdown": events["down"] - events["requested"],
-             "reboot: boot": events["up"] - events["down"], "reconnection": t1 - events["up"], "recertify": t2 - t1}
-    for hook in STEP_HOOKS:
-        steps.update(hook(index))
-    steps["ansible-playbook start and end"] = wall - (t2 - t0)
+    at = watch.steps
+    steps = {"alert -> quarantined": at["quarantined"] - start, "drain": at["drained"] - at["quarantined"],
+             "reboot: checks": events["requested"] - at["drained"], "reboot: shutdown": events["down"] - events["requested"],
+             "reboot: boot": events["up"] - events["down"], "reconnection": at["recertifying"] - events["up"],
+             "recertify": at["returned"] - at["recertifying"]}
+    steps["ansible-playbook end"] = wall - (at["returned"] - start)
     return steps
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--pods", type=int, default=15, help="pods on the node (drained before the reboot)")
+    parser.add_argument("--time-scale", type=float, default=0.1, help="emulator time scale (the pods' 30 s grace becomes 3 s)")
     parser.add_argument("--boot-s", type=float, default=1.0, help="how long the stand-in host stays down")
     parser.add_argument("--down-delay", type=float, default=1.0, help="seconds between the reboot command and the host going down")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="dsxos-mttr-bench-"))
     root = build_and_install(work / "collections", work / "dist")
     binary = build_standin()
+    emu = Emulator(time_scale=args.time_scale, seed=7, workdir=str(work / "emulator")).start()
     fabric = NetnsFabric(hosts=3, workdir=work / "fabric").start()
     runs = []
     try:
         standin = reboot_standin.install(fabric)
+        inventory = _inventory(fabric, standin, work, args)
         for index in range(args.runs):
-            runs.append(one_run(index, fabric, standin, root, binary, work / f"run{index}", args))
+            runs.append(one_run(index, emu, fabric, standin, root, binary, work / f"run{index}", inventory, args.pods))
     finally:
         fabric.stop()
-    names = list(runs[0])
-    mean = {name: statistics.mean(r[name] for r in runs) for name in names}
-    total = sum(mean[n] for n in names if n != "ansible-playbook start and end")
-    print("Sentinel MTTR on the 3-host netns fabric: reboot stand-in (down %.1f s after the command, %.1f s \"boot\") + recertify,"
-          " mean of %d runs" % (args.down_delay, args.boot_s, len(runs)))
-    print("  %-32s %7.1f s" % ("time to return (steps below)", total))
-    for name in names:
-        if name == "ansible-playbook start and end":
-            continue
+        emu.stop()
+    mean = {name: statistics.mean(r[name] for r in runs) for name in STEPS + ["ansible-playbook end"]}
+    total = sum(mean[n] for n in STEPS)
+    print("Sentinel MTTR, the whole loop (remediate playbook: quarantine, drain of %d pods with %.1f s grace, reboot stand-in down"
+          " %.1f s after the command and %.1f s \"boot\", recertify with 2 neighbours, return) on the 3-host netns fabric and the"
+          " emulator, mean of %d runs; load %s" % (args.pods, 30 * args.time_scale, args.down_delay, args.boot_s, len(runs), load_average()))
+    print("  %-24s %7.1f s   (runs: %s s)" % ("time to return", total, ", ".join("%.1f" % sum(r[n] for n in STEPS) for r in runs)))
+    for name in STEPS:
         spread = "%.1f-%.1f" % (min(r[name] for r in runs), max(r[name] for r in runs))
-        print("  %-32s %7.1f s  %5.1f%%   (runs: %s s)" % (name, mean[name], 100.0 * mean[name] / total, spread))
-    outside = mean["ansible-playbook start and end"]
-    print("  %-32s %7.1f s  (outside the steps: Python start, inventory, playbook parse)" % ("ansible-playbook start and end", outside))
-    print("  not measured here: quarantine, drain, release (the sentinel role; add them to STEP_HOOKS)")
+        print("  %-24s %7.1f s  %5.1f%%   (runs: %s s)" % (name, mean[name], 100.0 * mean[name] / total, spread))
+    print("  %-24s %7.1f s  (after the return: the summary, the process's end)" % ("ansible-playbook end", mean["ansible-playbook end"]))
     return 0
 
 

@@ -73,6 +73,16 @@ def breaker_entries(emu):
     return sorted(e["node"] for e in json.loads(data["entries"]))
 
 
+def intake_one(emu, ansible_run, tmp_path, fingerprint, starts_at="2026-03-01T10:00:00Z", **extra):
+    """The first of two new nodes quarantined by an intake run for one certification alert (quarantine only):
+    ``(node, its events, the run's variables, the incident id)``."""
+    name = emu.add_nodes(2, "h100-eks", name_prefix="gpu-")[0]
+    events = [alert(name, fingerprint, "certification", starts_at=starts_at)]
+    variables = run_vars(emu, tmp_path, events, **extra)
+    ansible_run("dsxos.cluster.remediate", extra_vars=dict(variables, sentinel_phase="intake"), expect_rc=0)
+    return name, events, variables, annotation(emu, name, "dsxos.io/incident")["id"]
+
+
 def test_a_storm_is_quarantined_in_one_batch_then_each_node_remediated_exactly_once(k8s_emulator, ansible_run, tmp_path):
     emu = k8s_emulator
     names = emu.add_nodes(10, "h100-eks", name_prefix="gpu-")
@@ -412,11 +422,7 @@ def test_a_close_without_its_quarantine_release_is_finished_by_the_next_release_
     a run that died between the two leaves a cordoned node whose record names the incident, and the next release of
     that incident finishes the quarantine release - never a release of another (older) incident."""
     emu = k8s_emulator
-    name = emu.add_nodes(2, "h100-eks", name_prefix="gpu-")[0]
-    first = [alert(name, "fp-old", "certification", starts_at="2026-03-01T09:00:00Z")]
-    variables = run_vars(emu, tmp_path, first)
-    ansible_run("dsxos.cluster.remediate", extra_vars=dict(variables, sentinel_phase="intake"), expect_rc=0)
-    older = annotation(emu, name, "dsxos.io/incident")["id"]
+    name, first, variables, older = intake_one(emu, ansible_run, tmp_path, "fp-old", starts_at="2026-03-01T09:00:00Z")
     ansible_run("dsxos.cluster.release", extra_vars=dict(variables, sentinel_events=[dict(e, status="resolved") for e in first]), expect_rc=0)
     assert not emu.api.get("v1", "Node", name)["spec"].get("unschedulable")
 
@@ -453,11 +459,7 @@ def test_a_release_never_closes_an_alert_joined_after_it_read_the_node(k8s_emula
     alerts resolved and before its close. The close (require_all_resolved, on the read its write carries) writes
     nothing, the node stays quarantined and is reported waiting; the joined alert, once resolved, releases it."""
     emu = k8s_emulator
-    name = emu.add_nodes(2, "h100-eks", name_prefix="gpu-")[0]
-    events = [alert(name, "fp-r", "certification")]
-    variables = run_vars(emu, tmp_path, events)
-    ansible_run("dsxos.cluster.remediate", extra_vars=dict(variables, sentinel_phase="intake"), expect_rc=0)
-    incident = annotation(emu, name, "dsxos.io/incident")["id"]
+    name, events, variables, incident = intake_one(emu, ansible_run, tmp_path, "fp-r")
     late = dict(alert(name, "fp-late", "certification", starts_at="2026-03-01T10:05:00Z"))
 
     def resolved_on_the_node():
@@ -584,11 +586,7 @@ def test_a_release_held_off_by_a_dead_release_is_deferred_to_the_sweep_which_rel
     alerts resolved and reports deferred to the sweep (a release holder never reads the node again when it ends); once
     the dead lease expired, the next release run - with no events - sweeps the node up."""
     emu = k8s_emulator
-    name = emu.add_nodes(2, "h100-eks", name_prefix="gpu-")[0]
-    events = [alert(name, "fp-d", "certification")]
-    variables = run_vars(emu, tmp_path, events, sentinel_lock_wait_release_s=1)
-    ansible_run("dsxos.cluster.remediate", extra_vars=dict(variables, sentinel_phase="intake"), expect_rc=0)
-    incident = annotation(emu, name, "dsxos.io/incident")["id"]
+    name, events, variables, incident = intake_one(emu, ansible_run, tmp_path, "fp-d", sentinel_lock_wait_release_s=1)
     dead = call_entry(NODE_LOCK, _entry_params(emu, NODE_LOCK, node=name, holder="dsxos-sentinel/dead-release", purpose="sentinel-release",
                                                reason=incident, duration_s=600))
     assert dead.get("held") is True, dead
@@ -613,11 +611,7 @@ def test_a_join_that_meets_an_incident_ended_meanwhile_reports_the_node_pending(
     from ansible_collections.dsxos.cluster.plugins.module_utils.operate.incident import (  # pylint: disable=import-outside-toplevel
         NodeIncidents, format_time, plan_close)
     emu = k8s_emulator
-    name = emu.add_nodes(2, "h100-eks", name_prefix="gpu-")[0]
-    first = [alert(name, "fp-a", "certification")]
-    variables = run_vars(emu, tmp_path, first)
-    ansible_run("dsxos.cluster.remediate", extra_vars=dict(variables, sentinel_phase="intake"), expect_rc=0)
-    incident = annotation(emu, name, "dsxos.io/incident")["id"]
+    name, first, variables, incident = intake_one(emu, ansible_run, tmp_path, "fp-a")
     later = [alert(name, "fp-b", "certification", starts_at="2026-03-01T10:05:00Z")]
 
     def close_directly():  # the release, landing between the plan's read (1st GET) and the join's (2nd GET)

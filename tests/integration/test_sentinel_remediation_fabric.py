@@ -10,7 +10,9 @@ includes them, as the sentinel role does) against the network-namespace fabric: 
   the GPU reset is refused while a listed pod is still on the node (asked from the Kubernetes emulator);
 * ticket_webhook / contact_support / replace: a local HTTP server records what was posted (token header, incident);
 * failure paths: ok false with a message, and the play never fails;
-* recertify: recorded NVML readings and the nccl-tests CPU stand-in; a healthy host passes, the DBE host does not.
+* recertify: recorded NVML readings and the nccl-tests CPU stand-in; a healthy host passes, the DBE host does not;
+* the whole loop: the remediate playbook itself (no stub) quarantines, drains, reboots (stand-in) and recertifies two
+  nodes whose hosts are fabric hosts: the healthy one returns, the DBE one stays quarantined with the report's reason.
 """
 from __future__ import annotations
 
@@ -362,3 +364,82 @@ def _is_standin(pid: str, binary_dir: Path) -> bool:
     except OSError:
         return False
     return os.path.dirname(os.path.realpath(exe)) == os.path.realpath(str(binary_dir))
+
+
+# ---------------------------------------------------------------------------------------------------- the whole loop
+def _xid79(node: str, fingerprint: str) -> dict:
+    return {"node": node, "gpu": "3", "uuid": "GPU-1234", "code": 79, "fault_class": "fallen-off-bus", "action": None, "status": "firing",
+            "fingerprint": fingerprint, "starts_at": "2026-03-01T10:00:00Z", "ends_at": None, "pods": [], "alertname": "XidCritical",
+            "severity": "critical", "labels": {"cluster": "test"}}
+
+
+def test_the_remediate_playbook_reboots_recertifies_and_returns_a_node_and_keeps_a_failing_one_quarantined(
+        ansible_run, installed_collection, netns_fabric, nccl_standin_dir, k8s_emulator, tmp_path):
+    """The whole loop through the remediate playbook with the role's own task files (no stub): an XID 79 on two nodes
+    whose hosts are fabric hosts (sentinel_node_hosts) -> batch quarantine -> drain -> reboot.yml (the stand-in: a new
+    boot id on THAT host) -> recertify.yml (GPU health on recorded readings, NCCL loopback and all-reduce with two
+    healthy neighbours) -> the healthy host's node is returned exactly as it was; the DBE host's node needs attention and
+    stays quarantined with the report's reason."""
+    emu = k8s_emulator
+    good, bad = emu.add_nodes(2, "h100-eks", name_prefix="gpu-")
+    names = netns_fabric.names
+    healthy, dbe = names[0], names[6]
+    standin = reboot_standin.install(netns_fabric)
+    boot_ids = {host: standin.boot_id(host) for host in (healthy, dbe)}
+    # each host's reboot stand-in in its inventory (sentinel_host_reboot, merged over sentinel_reboot)
+    host_vars = {name: {"certify_recorded_readings": str(NVML_FIXTURES / ("h100x8_ecc_dbe_volatile.json" if name == dbe else "h100x8_healthy.json")),
+                        "sentinel_host_reboot": {k: v for k, v in standin.sentinel_reboot(name).items() if k in ("command", "boot_time_command")}}
+                 for name in names}
+    inventory = _inventory(netns_fabric, tmp_path / "inventory", host_vars)
+    report_dir = tmp_path / "reports"
+    variables = {
+        "sentinel_k8s_auth": {"kubeconfig": emu.kubeconfig_path, "retries": 2, "retry_backoff_s": 0.1},
+        "sentinel_destructive": True,
+        "sentinel_events": [_xid79(good, "fp-good"), _xid79(bad, "fp-bad")],
+        "sentinel_node_hosts": {good: healthy, bad: dbe},
+        "sentinel_reboot": {"timeout_s": 120, "test_command": "true", "connect_timeout_s": 5},
+        "sentinel_recertify": {
+            "categories": ["gpu-health", "nccl-loopback", "nccl-all-reduce"], "gpu_health": {"expected_gpu_count": 8},
+            "nccl_loopback": {"binary_dir": str(nccl_standin_dir), "gpus": 2, "mpirun": {"enabled": True, "allow_run_as_root": True},
+                              "min_bytes": "1M", "max_bytes": "2M", "iters": 3, "warmup": 1, "timeout_s": 120},
+            "mpirun": {"binary_dir": str(nccl_standin_dir), "launcher_env": netns_fabric.mpirun_env(), "allow_run_as_root": True,
+                       "args": {"min_bytes": "1M", "max_bytes": "2M", "iters": 3, "warmup": 1}},
+            "thresholds": {"use_builtin_floors": False, "relative": {"fraction": 0.25, "mad_z": 50}},
+            "timeout_s": 150, "neighbour_group": "gpu_nodes", "report_dir": str(report_dir)},
+        "sentinel_recertify_neighbours": 2,
+        "sentinel_recertify_exclude_hosts": [dbe, GHOST],
+        "sentinel_circuit_breaker": {"max_fraction": 1.0, "max_nodes": 50},
+        "sentinel_drain": {"timeout_s": 60, "pdb_retry_s": 0.05, "pdb_retry_max_s": 0.2},
+    }
+    before = emu.api.get("v1", "Node", good)
+    try:
+        run = ansible_run("dsxos.cluster.remediate", extra_vars=variables, inventory=inventory, extra_args=["-T", "30"], expect_rc=0)
+    finally:
+        standin.sync_fabric_pids()
+    summary = run.task("dsxos.cluster.sentinel : Publish the summary")["result"]["ansible_stats"]["data"]["dsxos_sentinel"]
+    outcomes = {o["node"]: o for o in summary["outcomes"]}
+
+    # the healthy host: rebooted (a new boot id on that host only), recertified with two neighbours, returned
+    assert outcomes[good]["status"] == "returned", json.dumps(summary["outcomes"])
+    assert standin.boot_id(healthy) != boot_ids[healthy] and standin.boot_id(dbe) != boot_ids[dbe], "both nodes were rebooted"
+    after = emu.api.get("v1", "Node", good)
+    annotations = after["metadata"].get("annotations") or {}
+    assert not after["spec"].get("unschedulable") and not [t for t in after["spec"].get("taints") or [] if t["key"].startswith("dsxos.io/")]
+    assert after["spec"].get("taints") == before["spec"].get("taints"), "the prior taints restored exactly"
+    assert "dsxos.io/incident" not in annotations
+    history = json.loads(annotations["dsxos.io/incident-history"])
+    assert history[-1]["outcome"] == "returned" and history[-1]["id"] == outcomes[good]["incident"], history
+    report = json.loads(next(report_dir.glob(f"*-{good}/certify-report.json")).read_text(encoding="utf-8"))
+    assert report["nodes"][healthy]["verdict"] == "passed", report["nodes"][healthy]
+    reasons = [e["reason"] for e in emu.api.list("v1", "Event", "default") if (e.get("involvedObject") or {}).get("name") == good]
+    for step in ("SentinelQuarantined", "SentinelRemediating", "SentinelRecertifying", "SentinelReturned"):
+        assert step in reasons, (step, reasons)
+
+    # the DBE host: rebooted, failed its GPU health check, quarantined with the report's reason
+    assert outcomes[bad]["status"] == "needs-attention", json.dumps(summary["outcomes"])
+    node = emu.api.get("v1", "Node", bad)
+    incident = json.loads(node["metadata"]["annotations"]["dsxos.io/incident"])
+    reason = json.loads(node["metadata"]["annotations"]["dsxos.io/quarantine-prior"])["reason"]
+    assert node["spec"]["unschedulable"] is True and incident["state"] == "needs-attention"
+    assert incident["id"] in reason and dbe in reason and "failed" in reason, reason
+    assert not [p for p in os.listdir("/proc") if p.isdigit() and _is_standin(p, nccl_standin_dir)], "a stand-in process is left"

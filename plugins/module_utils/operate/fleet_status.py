@@ -27,7 +27,7 @@ from ansible_collections.dsxos.cluster.plugins.module_utils.operate.fleet_report
     DEFAULT_BASENAME, FORMATS, render_formats, to_markdown, write_report,
 )
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.incident import (
-    ANN_INCIDENT, LABEL_INCIDENT_STATE, RELEASE_UNFINISHED, RETURNED, Incident, IncidentError, NodeIncidents, format_time, parse_rfc3339,
+    ANN_INCIDENT, LABEL_INCIDENT_STATE, RETURNED, Incident, IncidentError, NodeIncidents, Standing, format_time, parse_rfc3339,
 )
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.quarantine_state import (
     QUARANTINE_ACTIONS, STATE_QUARANTINED, NodeView, QuarantineStateError,
@@ -234,10 +234,9 @@ class NodeFacts:  # pylint: disable=too-many-instance-attributes
     since: Optional[float] = None
     incidents: list[IncidentSpan] = field(default_factory=list)
     current: Optional[Incident] = None
-    #: the release no alert will bring any more (:meth:`NodeIncidents.release_due`)
-    release_due: Optional[dict[str, Any]] = None
-    #: the incident a release closed without releasing its quarantine (:meth:`NodeIncidents.unfinished_release_id`)
-    unfinished_release: Optional[str] = None
+    #: the open incident's or unfinished release's state and id, the release no alert will bring any more
+    #: (:meth:`NodeIncidents.standing`)
+    standing: Standing = field(default_factory=Standing)
     attempt_times: list[float] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
 
@@ -322,8 +321,7 @@ def node_facts(node: Mapping[str, Any], options: FleetOptions) -> NodeFacts:
                                             ended_at=_ts(entry.get("ended_at")), outcome=str(entry.get("outcome") or "") or None))
     current = incidents.current
     facts.current = current
-    facts.release_due = incidents.release_due()
-    facts.unfinished_release = incidents.unfinished_release_id()
+    facts.standing = incidents.standing()
     if current is not None:
         opened = _ts(current.opened_at)
         facts.incidents.append(IncidentSpan(id=current.id, node=name, action=current.action, state=current.state,
@@ -458,10 +456,8 @@ def _quarantine_row(facts: NodeFacts) -> dict[str, Any]:
     reason = facts.reason or (current.reason if current else None)
     if current is not None and current.state == "needs-attention" and current.steps:
         reason = current.steps[-1].get("message") or reason
-    due = facts.release_due
-    unfinished = facts.unfinished_release
-    return {"node": facts.name, "state": current.state if current else (RELEASE_UNFINISHED if unfinished else NO_INCIDENT),
-            "incident": current.id if current else unfinished, "release_due": due,
+    standing = facts.standing
+    return {"node": facts.name, "state": standing.state or NO_INCIDENT, "incident": standing.incident, "release_due": standing.release_due,
             "action": current.action if current else None, "reason": reason, "actor": facts.actor,
             "since": _iso(facts.since), "incident_opened_at": current.opened_at if current else None,
             "attempts": current.attempts if current else 0, "last_error": current.last_error if current else "",

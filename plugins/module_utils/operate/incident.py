@@ -178,25 +178,20 @@ def incident_id_for(node: str, fingerprint: str, starts_at: str) -> str:
 
 def incident_reason(incident_id: str, detail: str) -> str:
     """The quarantine reason the sentinel records for an incident: ``sentinel incident <id>: <detail>`` (at most 1,000
-    characters). :func:`reason_names_incident` recognises it; the role's task files write the same prefix."""
+    characters). :func:`reason_incident_id` reads it back; the role's task files write the same prefix."""
     return f"sentinel incident {incident_id}: {detail}"[:1000]
 
 
-#: the incident id a sentinel quarantine reason starts with (:func:`incident_reason`)
-_REASON_ID_RE = re.compile(r"^sentinel incident (sen-[0-9a-f]{12})(?=$|[: ])")
+#: the incident id a sentinel quarantine reason starts with (:func:`incident_reason`, the role's task files): a whole
+#: incident id (:func:`validate_incident_id`) followed by the end, ``:`` or a space
+_REASON_ID_RE = re.compile(r"^sentinel incident (" + _INCIDENT_RE.pattern + r")(?=$|[: ])")
 
 
 def reason_incident_id(reason: Any) -> Optional[str]:
-    """The incident id a sentinel quarantine reason names, else None."""
+    """The incident id a sentinel quarantine reason starts with (``sentinel incident <id>`` followed by the end, ``:`` or
+    a space), else None. The one reading of the reason: "does it name incident X" is ``reason_incident_id(r) == X``."""
     match = _REASON_ID_RE.match(str(reason or ""))
     return match.group(1) if match else None
-
-
-def reason_names_incident(reason: Any, incident_id: str) -> bool:
-    """Does a quarantine reason name ``incident_id`` (``sentinel incident <id>`` followed by the end, ``:`` or a space)?"""
-    named = f"sentinel incident {incident_id}"
-    text = str(reason or "")
-    return text == named or text.startswith((named + ":", named + " "))
 
 
 # ---------------------------------------------------------------------------------------------------- records
@@ -323,6 +318,22 @@ def _dump(items: Any) -> str:
     return json.dumps(items, sort_keys=True, separators=(",", ":"))
 
 
+@dataclass(frozen=True)
+class Standing:
+    """Where a node stands between its incidents and its quarantine (:meth:`NodeIncidents.standing`)."""
+
+    #: the open incident's state, ``release-unfinished``, or None
+    state: Optional[str] = None
+    #: the open incident, or the one whose release is unfinished
+    incident: Optional[str] = None
+    #: the incident a release closed without releasing its quarantine
+    unfinished_release: Optional[str] = None
+    #: ``{incident, unfinished}``: the release no alert will bring any more
+    release_due: Optional[dict[str, Any]] = None
+    #: the incident a sentinel quarantine names that was never recorded
+    orphan_incident: Optional[str] = None
+
+
 @dataclass
 class NodeIncidents:  # pylint: disable=too-many-instance-attributes
     """Everything the sentinel records on one node, read from a Node (camelCase dict)."""
@@ -414,57 +425,58 @@ class NodeIncidents:  # pylint: disable=too-many-instance-attributes
         """The history entry of an ended incident."""
         return next((h for h in reversed(self.history) if h.get("id") == incident_id), None)
 
-    def orphan_quarantine_id(self) -> Optional[str]:
-        """The incident a sentinel quarantine names when that incident was never recorded: the run cordoned the node and
-        died before it opened the incident (no incident open, none ended with that id). The alert's next delivery
-        resumes it (the id is derived from the alert); a release by hand of that id releases the quarantine. Never
-        released automatically: the other alerts of the dead run's batch are unknown and may still fire."""
+    def standing(self) -> "Standing":
+        """Where the node stands between its incidents and its quarantine, read once (the status rows, ``to_state``, the
+        fleet report and the release sweep all take it from here):
+
+        - ``unfinished_release``: the latest ended incident when it ended ``released`` while the node still carries
+          the quarantine the sentinel gave it for that incident (state quarantined, the reason naming it, no incident
+          open). A release closes first and releases the quarantine second; a run that died between the two leaves
+          exactly this, and the next release finishes it.
+        - ``orphan_incident``: the incident a sentinel quarantine names when that incident was never recorded (no
+          incident open, none ended with that id): the run cordoned the node and died before it opened the incident.
+          The alert's next delivery resumes it (the id is derived from the alert); a release by hand of that id
+          releases the quarantine. Never released automatically: the other alerts of the dead run's batch are unknown
+          and may still fire.
+        - ``release_due``: the release this node waits for and that no alert will bring any more: ``{incident,
+          unfinished: true}`` for an unfinished release, or ``{incident, unfinished: false}`` for an open incident
+          whose alerts all resolved and that waits for a release (state ``quarantined`` or ``drained``: a release that
+          died before its close, or resolved alerts marked while another run held the node); else None. Never a node
+          in the middle of its steps (its run releases it when it ends, whatever its lock says), one that needs
+          attention (a human releases it) or one opted out of the sentinel. The release sweep finishes them.
+        - ``state`` / ``incident``: the open incident's, else ``release-unfinished`` and the unfinished release's
+          incident, else None.
+        """
         quarantine = self.quarantine()
-        named = reason_incident_id(quarantine.get("reason"))
-        if self.current is None and named and quarantine.get("state") == STATE_QUARANTINED and self.ended(named) is None:
-            return named
-        return None
-
-    def unfinished_release_id(self) -> Optional[str]:
-        """The id of the latest ended incident when :meth:`unfinished_release` holds for it, else None."""
-        last = str(self.history[-1].get("id") or "") if self.history else ""
-        return last if last and self.unfinished_release(last) else None
-
-    def unfinished_release(self, incident_id: str) -> bool:
-        """Did ``incident_id`` end ``released`` while the node still carries the quarantine the sentinel gave it for that
-        incident (state quarantined, the reason naming it, no incident open)? A release closes first and releases the
-        quarantine second; a run that died between the two leaves exactly this, and the next release finishes it."""
-        ended = self.ended(incident_id)
-        quarantine = self.quarantine()
-        return (self.current is None and ended is not None and ended.get("outcome") == RELEASED
-                and quarantine.get("state") == STATE_QUARANTINED and reason_names_incident(quarantine.get("reason"), incident_id))
-
-    def release_due(self) -> Optional[dict[str, Any]]:
-        """The release this node waits for and that no alert will bring any more: ``{incident, unfinished: true}`` for a
-        release that closed the incident and died before releasing its quarantine (:meth:`unfinished_release_id`), or
-        ``{incident, unfinished: false}`` for an open incident whose alerts all resolved and that waits for a release
-        (state ``quarantined`` or ``drained``: a release that died before its close, or resolved alerts marked while
-        another run held the node); else None. Never a node in the middle of its steps (draining, remediating,
-        recertifying: its run releases it when it ends, whatever its lock says), one that needs attention (a human
-        releases it) or one opted out of the sentinel. The release sweep finishes them, under the node lock."""
-        if self.opted_out:
-            return None
-        unfinished = self.unfinished_release_id()
-        if unfinished:
-            return {"incident": unfinished, "unfinished": True}
+        named = reason_incident_id(quarantine.get("reason")) if quarantine.get("state") == STATE_QUARANTINED else None
         current = self.current
-        if current is not None and current.all_resolved and current.state in RELEASE_WAITING_STATES:
-            return {"incident": current.id, "unfinished": False}
-        return None
+        unfinished = orphan = None
+        if current is None and named:
+            last = self.history[-1] if self.history else {}
+            if last.get("id") == named and last.get("outcome") == RELEASED:
+                unfinished = named
+            elif self.ended(named) is None:
+                orphan = named
+        due: Optional[dict[str, Any]] = None
+        if not self.opted_out:
+            if unfinished:
+                due = {"incident": unfinished, "unfinished": True}
+            elif current is not None and current.all_resolved and current.state in RELEASE_WAITING_STATES:
+                due = {"incident": current.id, "unfinished": False}
+        if current is not None:
+            return Standing(state=current.state, incident=current.id, release_due=due)
+        return Standing(state=RELEASE_UNFINISHED if unfinished else None, incident=unfinished, unfinished_release=unfinished,
+                        release_due=due, orphan_incident=orphan)
 
     def to_state(self) -> dict[str, Any]:
         """Plain form for module results and the policy."""
+        standing = self.standing()
         return {"exists": self.exists, "labels": dict(self.labels), "unschedulable": self.unschedulable,
                 "incident": self.current.to_dict() if self.current else None, "history": list(self.history),
                 "attempts": list(self.attempts), "recent": list(self.recent), "quarantine": self.quarantine(),
                 "opted_out": self.opted_out, "all_resolved": bool(self.current is not None and self.current.all_resolved),
-                "unfinished_release": self.unfinished_release_id(), "release_due": self.release_due(),
-                "orphan_quarantine": self.orphan_quarantine_id()}
+                "unfinished_release": standing.unfinished_release, "release_due": standing.release_due,
+                "orphan_quarantine": standing.orphan_incident}
 
 
 # ---------------------------------------------------------------------------------------------------- stale / replay
@@ -883,11 +895,10 @@ def status_row(view: NodeIncidents) -> dict[str, Any]:
     """One line of the status table: node, incident, state, action, reason, since, attempts, last error."""
     quarantine = view.quarantine()
     current = view.current
-    due = view.release_due()
-    unfinished = view.unfinished_release_id()
-    return {"node": view.node, "quarantine": quarantine["state"], "incident": current.id if current else unfinished,
-            "state": current.state if current else (RELEASE_UNFINISHED if unfinished else None),
-            "release_due": due, "orphan_incident": view.orphan_quarantine_id(), "action": current.action if current else None,
+    standing = view.standing()
+    return {"node": view.node, "quarantine": quarantine["state"], "incident": standing.incident, "state": standing.state,
+            "release_due": standing.release_due, "orphan_incident": standing.orphan_incident,
+            "action": current.action if current else None,
             "reason": (current.steps[-1]["message"] if current and current.state == NEEDS_ATTENTION and current.steps else None)
             or quarantine["reason"] or (current.reason if current else None),
             "since": current.opened_at if current else quarantine["since"], "updated": current.updated_at if current else None,
@@ -925,7 +936,7 @@ def status_markdown(rows: Sequence[Mapping[str, Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-__all__ = ["RELEASE_UNFINISHED", "incident_reason", "reason_incident_id", "reason_names_incident",
+__all__ = ["RELEASE_UNFINISHED", "incident_reason", "reason_incident_id", "Standing",
            "ANN_ATTEMPTS", "ANN_EVENTS", "ANN_INCIDENT", "ANN_INCIDENT_HISTORY", "AdvanceRequest", "Change", "attempt_counted", "EVENT_REASONS",
            "EventRef", "FIRING_VERDICTS", "Incident", "IncidentError", "LABEL_INCIDENT_STATE", "LABEL_OPT_OUT", "NodeIncidents",
            "OPT_OUT_VALUE", "OUTCOMES", "OpenRequest", "RESOLVED_VERDICTS", "STATES", "TRANSITIONS", "Verdict", "classify_firing",

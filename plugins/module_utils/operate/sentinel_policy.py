@@ -657,7 +657,7 @@ def plan(raw_events: Sequence[Any], raw_rules: Any = None, node_state: Optional[
             verdict = classify_resolved(views[node], event.fingerprint, event.starts_at)
             if verdict.kind == "resolve":
                 held.append(event)
-            elif verdict.kind == "ended" and verdict.incident and views[node].unfinished_release_id() == verdict.incident:
+            elif verdict.kind == "ended" and verdict.incident and views[node].standing().unfinished_release == verdict.incident:
                 # closed by a release that did not get to release the quarantine: this release finishes it
                 unfinished.setdefault(verdict.incident, []).append(event)
             else:
