@@ -66,6 +66,24 @@ options:
     description: Only remove pods that request C(nvidia.com/gpu) (or a MIG slice C(nvidia.com/mig-*)).
     type: bool
     default: false
+  only_pods:
+    description:
+      - Only remove these pods of the given nodes (the pods the DCGM exporter maps to a faulty GPU, from the alerts'
+        C(pods)); the nodes' other pods stay. The sentinel's partial drain before a GPU reset.
+      - Empty (the default) removes every pod the other options allow. Protected namespaces, DaemonSet and mirror pods are
+        skipped even when listed.
+    type: list
+    elements: dict
+    default: []
+    suboptions:
+      namespace:
+        description: The pod's namespace.
+        type: str
+        required: true
+      name:
+        description: The pod's name.
+        type: str
+        required: true
   protected_namespaces_extra:
     description: More namespaces whose pods are never removed.
     type: list

@@ -107,6 +107,29 @@ def test_remediate_quarantines_drains_remediates_recertifies_and_returns_exactly
         assert step in reasons, (step, reasons)
 
 
+def test_a_gpu_reset_drains_only_the_pods_on_the_faulty_gpu_in_the_batch_and_in_the_per_node_steps(k8s_emulator, ansible_run, tmp_path):
+    """A memory fault (reset_gpu: a partial drain) whose alert names the pod on the faulty GPU: that pod is evicted, the
+    node's other GPU pod keeps running through the reset - in the batch drain and in the per-node steps alike."""
+    emu = k8s_emulator
+    batched, looped = emu.add_nodes(3, "h100-eks", name_prefix="gpu-")[:2]
+    for node, namespace in ((batched, "ml-a"), (looped, "ml-b")):
+        emu.seed_pods(2, namespace=namespace, nodes=[node], gpu_per_pod=1)  # w-0-0 on the faulty GPU, w-0-1 on another
+    drain = {"timeout_s": 60, "pdb_retry_s": 0.05, "pdb_retry_max_s": 0.2, "force": True}
+
+    def alive(namespace):
+        return sorted(p["metadata"]["name"] for p in emu.api.pods(namespace) if not p["metadata"].get("deletionTimestamp"))
+
+    for node, namespace, batch in ((batched, "ml-a", True), (looped, "ml-b", False)):
+        events = [event(node, "fp-mem-" + node, fault_class="memory", code=48, pods=[(namespace, "w-0-0")])]
+        run = ansible_run("dsxos.cluster.remediate", extra_vars=base_vars(emu, tmp_path, sentinel_events=events, sentinel_drain=drain,
+                                                                          sentinel_batch_drain=batch))
+        outcome = stats_of(run)["outcomes"][0]
+        assert outcome["status"] == "returned" and outcome["action"] == "reset_gpu", outcome
+        assert alive(namespace) == ["w-0-1"], (batch, alive(namespace))
+        call = json.loads((tmp_path / f"remediation-{node}-1.json").read_text())
+        assert call["pods"] == [{"namespace": namespace, "name": "w-0-0"}] and call["gpus"] == [3], call
+
+
 def test_recertify_failure_keeps_the_node_quarantined_then_recertify_returns_it(k8s_emulator, ansible_run, tmp_path):
     emu = k8s_emulator
     target = emu.add_nodes(2, "h100-eks", name_prefix="gpu-")[0]

@@ -515,6 +515,19 @@ def test_rulebooks_pass_the_batch_to_the_sentinel_playbooks_intakes_and_releases
             assert intake["name"] == steps["name"] != release["name"]
 
 
+def test_both_rulebooks_give_the_source_the_same_settings_and_every_secret_as_a_file():
+    sources = {}
+    for name in ("gpu_sentinel.yml", "gpu_sentinel_controller.yml"):
+        (play,) = yaml.safe_load((REPO / "extensions/eda/rulebooks" / name).read_text(encoding="utf-8"))
+        (source,) = play["sources"]
+        sources[name] = {k: v for k, v in source["dsxos.cluster.alertmanager_gpu"].items() if k != "host"}
+    assert sources["gpu_sentinel.yml"] == sources["gpu_sentinel_controller.yml"]
+    settings = sources["gpu_sentinel.yml"]
+    assert {"token_file", "hmac_secret_file", "hmac_header", "dedup_window_s", "queue_size"} <= set(settings)
+    assert "token" not in settings and "hmac_secret" not in settings, "secrets come from files, never from a rulebook variable"
+    assert settings["hmac_secret_file"] == "{{ sentinel_eda_hmac_secret_file | default('') }}", "HMAC is off unless a file is given"
+
+
 def test_source_plugin_documents_every_option_it_reads():
     path = REPO / "extensions/eda/plugins/event_source/alertmanager_gpu.py"
     tree = ast.parse(path.read_text(encoding="utf-8"))

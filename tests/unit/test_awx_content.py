@@ -204,3 +204,38 @@ def test_ansible_builder_creates_the_build_context(tmp_path):
     assert (context / "_build" / "requirements.txt").read_text() == (REPO / "requirements.txt").read_text()
     assert "openssh-clients [platform:rpm]" in (context / "_build" / "bindep.txt").read_text()
     assert "Galaxy build stage" not in containerfile  # no Galaxy: the collection comes from the local tarball
+
+
+def test_the_decision_environment_builds_a_context_with_the_rulebook_java_and_the_collection(tmp_path):
+    """extensions/eda/decision-environment.yml (the image eda_activation.yml registers as dsxos-de): ansible-rulebook
+    and its rule engine pinned as in the test requirements, Java 17, the collection from the local tarball."""
+    builder = VENV_BIN / "ansible-builder"
+    galaxy = yaml.safe_load((REPO / "galaxy.yml").read_text(encoding="utf-8"))
+    tarball = f"{galaxy['namespace']}-{galaxy['name']}-{galaxy['version']}.tar.gz"
+    work = tmp_path / "repo"
+    (work / ".build" / "dist").mkdir(parents=True)
+    shutil.copytree(REPO / "extensions" / "eda", work / "extensions" / "eda", ignore=shutil.ignore_patterns("__pycache__"))
+    (work / ".build" / "dist" / tarball).write_bytes(b"placeholder for the collection tarball")
+    context = tmp_path / "context"
+    proc = subprocess.run([str(builder), "create", "--file", str(work / "extensions" / "eda" / "decision-environment.yml"),
+                           "--context", str(context), "--output-filename", "Containerfile"],
+                          capture_output=True, text=True, timeout=120, check=False, cwd=work)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    containerfile = (context / "Containerfile").read_text(encoding="utf-8")
+    final = containerfile.split("# Final build stage", 1)[1]
+    assert "ansible-galaxy collection install --offline --no-deps" in final and "RUN ansible-rulebook --version" in final
+    assert (context / "_build" / "collection" / tarball).is_file()
+    assert "java-17-openjdk-headless [platform:rpm]" in (context / "_build" / "bindep.txt").read_text(encoding="utf-8")
+    pins = [line for line in (context / "_build" / "requirements.txt").read_text(encoding="utf-8").splitlines()
+            if line and not line.startswith("#")]
+    assert {p.split("==")[0].lower() for p in pins} >= {"ansible-rulebook", "drools_jpy", "aiohttp", "prometheus_client"}
+    for pin in pins:
+        package, version = pin.split("==")
+        source = REPO / ("requirements.txt" if package.lower() in ("aiohttp", "prometheus_client", "pyyaml") else "requirements-test.txt")
+        assert _pin(source, package.lower()) == version, (pin, source)
+    de = yaml.safe_load((REPO / "extensions" / "eda" / "decision-environment.yml").read_text(encoding="utf-8"))
+    ee = yaml.safe_load((REPO / "execution-environment.yml").read_text(encoding="utf-8"))
+    assert de["dependencies"]["ansible_core"] == ee["dependencies"]["ansible_core"]
+    assert de["dependencies"]["ansible_runner"] == ee["dependencies"]["ansible_runner"]
+    activation = (REPO / "extensions" / "awx" / "eda_activation.yml").read_text(encoding="utf-8")
+    assert "dsxos_eda_decision_environment: dsxos-de" in activation and "dsxos-de" in de["options"]["tags"][0]

@@ -130,6 +130,29 @@ def test_every_drain_decision_is_drained_at_once_full_or_partial_and_recorded(cl
         assert row["drain"] == ("full" if name in full else "partial")
 
 
+def test_a_partial_drain_evicts_only_the_pods_the_alerts_map_to_the_faulty_gpu(cluster):
+    """A GPU reset's partial drain: on a node whose alert names the pod on the faulty GPU, only that pod goes (the other
+    GPU job stays); on a node whose alert names no pod, every GPU pod goes (the safe side for a reset)."""
+    emu, names = cluster
+    mapped, unmapped = names[:2]
+    emu.seed_pods(1, nodes=names, gpu_per_pod=1, namespace="other-gpu-job")
+    on_gpu = next(p["metadata"]["name"] for p in gpu_pods_on(emu, mapped))
+    events = [dict(alert(mapped, "memory"), pods=[{"namespace": "workloads-gpu", "name": on_gpu}]), alert(unmapped, "memory")]
+    with client_for(emu) as client:
+        state = get_states(client, [mapped, unmapped])
+        decisions = plan(events, None, state, PolicyOptions(destructive=True, now=parse_rfc3339(STARTS) + 60))["decisions"]
+        quarantine_batch(client, decisions, options())
+        result = drain_batch(client, decisions, options(), FAST)
+    assert sorted(result["drained"]) == sorted([mapped, unmapped]), result["msg"]
+
+    def other_job_on(name):
+        return [p for p in emu.api.list("v1", "Pod", "other-gpu-job") if p["spec"].get("nodeName") == name
+                and not p["metadata"].get("deletionTimestamp")]
+    assert not gpu_pods_on(emu, mapped) and len(other_job_on(mapped)) == 1, "only the pod on the faulty GPU is evicted"
+    assert not gpu_pods_on(emu, unmapped) and not other_job_on(unmapped), "no pod named: every GPU pod is evicted"
+    assert len(pods_on(emu, mapped)) == 2 and len(pods_on(emu, unmapped)) == 2, "pods without a GPU stay on both"
+
+
 def test_a_rerun_after_the_drain_leaves_the_nodes_to_the_per_node_steps_and_changes_nothing(cluster):
     emu, names = cluster
     with client_for(emu) as client:
@@ -213,6 +236,8 @@ def test_a_run_without_destructive_drains_nothing(cluster):
     (lambda d: dict(d, steps=dict(d["steps"], drain="most")), "steps.drain"),
     (lambda d: dict(d, steps=None), "steps.drain"),
     (lambda d: "junk", "must be a decision"),
+    (lambda d: dict(d, pods=[{"namespace": "ml", "name": "Train_0"}]), "decisions[0].pods[0].name"),
+    (lambda d: dict(d, pods="ml/train-0"), "decisions[0].pods"),
 ])
 def test_bad_decisions_are_refused_before_any_api_call(cluster, mutate, needle):
     emu, names = cluster

@@ -10,6 +10,8 @@ import re
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.drain_policy import (
     BLOCK, CATALOG_NAMESPACES, DEFAULT_PROTECTED_NAMESPACES, EVICT, SKIP, WAIT, DrainPolicy, classify_pod, parse_eviction_refusal,
@@ -127,3 +129,48 @@ def test_other_refusals():
 @pytest.mark.parametrize("value,expected", [("1", True), ("0", False), ("500m", True), (2, True), ("0m", False)])
 def test_gpu_quantities(value, expected):
     assert pod_requests_gpu(pod(gpu=value)) is expected
+
+
+def _on(node: str, **kwargs: Any) -> dict[str, Any]:
+    out = pod(**kwargs)
+    out["spec"]["nodeName"] = node
+    return out
+
+
+def test_a_partial_drain_evicts_only_the_pods_mapped_to_the_faulty_gpu():
+    policy = DrainPolicy.build(gpu_pods_only=True).with_mapped_pods({"gpu-a": [("team", "on-gpu-3")], "gpu-b": []})
+    assert policy.mapped_nodes == frozenset({"gpu-a"}), "a node mapped to no pod follows gpu_pods_only"
+    assert classify_pod(_on("gpu-a", name="on-gpu-3", gpu=1), policy).action == EVICT
+    other = classify_pod(_on("gpu-a", name="on-gpu-5", gpu=1), policy)
+    assert other.action == SKIP and "not mapped to the faulty GPU" in other.reason
+    assert classify_pod(_on("gpu-a", name="on-gpu-3", namespace="gpu-operator", gpu=1), policy).action == SKIP, "protected stays"
+    assert classify_pod(_on("gpu-b", name="any", gpu=1), policy).action == EVICT
+    assert classify_pod(_on("gpu-b", name="cpu-only"), policy).action == SKIP
+    assert classify_pod(_on("gpu-c", name="on-gpu-3", gpu=1), policy).action == EVICT, "the same name on another node: gpu_pods_only"
+
+
+@settings(max_examples=200, deadline=None)
+@given(pods=st.lists(st.tuples(st.sampled_from(["gpu-a", "gpu-b", "gpu-c"]), st.sampled_from(["team", "ml"]),
+                               st.from_regex(r"[a-z][a-z0-9]{0,5}", fullmatch=True), st.booleans()), max_size=25,
+                     unique_by=lambda p: (p[1], p[2])),
+       mapping=st.dictionaries(st.sampled_from(["gpu-a", "gpu-b", "gpu-c"]),
+                               st.lists(st.tuples(st.sampled_from(["team", "ml"]), st.from_regex(r"[a-z][a-z0-9]{0,5}", fullmatch=True)),
+                                        max_size=4)))
+def test_a_partial_drain_evicts_exactly_the_mapped_pods_or_every_gpu_pod_of_an_unmapped_node(pods, mapping):
+    policy = DrainPolicy.build(gpu_pods_only=True).with_mapped_pods(mapping)
+    for node, namespace, name, gpu in pods:
+        action = classify_pod(_on(node, name=name, namespace=namespace, gpu=1 if gpu else None), policy).action
+        mapped = mapping.get(node, [])
+        expected = (namespace, name) in mapped if mapped else gpu
+        assert (action == EVICT) is expected, (node, namespace, name, gpu, mapping)
+
+
+def test_pod_refs_name_the_bad_field():
+    from ansible_collections.dsxos.cluster.plugins.module_utils.kube.names import K8sInvalidName  # pylint: disable=import-outside-toplevel
+    from ansible_collections.dsxos.cluster.plugins.module_utils.operate.drain_policy import pod_refs  # pylint: disable=import-outside-toplevel
+    assert pod_refs([{"namespace": "ml", "name": "train-0"}], "only_pods") == (("ml", "train-0"),)
+    assert pod_refs(None) == ()
+    for bad, where in (([{"namespace": "ml", "name": "Train_0"}], "only_pods[0].name"), (["ml/train-0"], "only_pods[0]"),
+                       ([{"namespace": "ml\n", "name": "a"}], "only_pods[0].namespace"), ("ml/train-0", "only_pods")):
+        with pytest.raises(K8sInvalidName, match=re.escape(where)):
+            pod_refs(bad, "only_pods")

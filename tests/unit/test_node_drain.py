@@ -153,6 +153,8 @@ def test_invalid_node_names_are_refused_before_any_api_call(k8s_emulator, nodes)
     ({"reason": " "}, "reason is required"), ({"mode": "yolo"}, "mode must be one of"), ({"timeout_s": 0}, "timeout_s"),
     ({"eviction_timeout_s": 700}, "eviction_timeout_s"), ({"pdb_retry_s": 2.0, "pdb_retry_max_s": 1.0}, "pdb_retry_s"),
     ({"eviction_workers": -1}, "eviction_workers"), ({"protected_namespaces_extra": ["Bad_NS"]}, "protected_namespaces_extra[0]"),
+    ({"only_pods": [{"namespace": "ml", "name": "Bad_Pod"}]}, "only_pods[0].name"),
+    ({"only_pods": [{"namespace": "ml\n", "name": "train-0"}]}, "only_pods[0].namespace"),
 ])
 def test_bad_options_are_refused_before_any_api_call(k8s_emulator, options, needle):
     params = entry_params(k8s_emulator, nodes=["gpu-0"], reason="x")
@@ -178,3 +180,14 @@ def test_allow_completion_policy_skips_protected_namespaces(k8s_emulator):
     pod = report.results[0].pods[0]
     assert report.results[0].status == "drained" and pod.outcome == "skipped" and "protected namespace gpu-operator" in pod.reason
     assert emu.api_calls("create", "pods/eviction") == 0
+
+
+def test_only_pods_drains_just_those_pods_of_the_node(k8s_emulator):
+    emu = k8s_emulator
+    node = emu.add_nodes(1, "h100-eks", name_prefix="gpu-")[0]
+    emu.seed_pods(3, namespace="ml", nodes=[node], gpu_per_pod=1)
+    result = call_entry(NODE_DRAIN, entry_params(emu, nodes=[node], reason="GPU 3 reset", force=True, timeout_s=20,
+                                                 only_pods=[{"namespace": "ml", "name": "w-0-1"}]))
+    assert not result.get("failed"), result
+    left = sorted(p["metadata"]["name"] for p in emu.api.list("v1", "Pod", "ml") if not p["metadata"].get("deletionTimestamp"))
+    assert left == ["w-0-0", "w-0-2"], left

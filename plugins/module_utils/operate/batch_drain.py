@@ -13,8 +13,9 @@ step of every such node in one call:
    state ``quarantined`` or ``draining``, goes on - any other node is ``left`` to the per-node steps, which handle it
    from whatever is recorded, exactly as before;
 2. advance each incident to ``draining`` with its Kubernetes Event (``<full|partial> drain``);
-3. drain all of them with ONE :func:`~.node_drain.drain_nodes` call per kind of drain (``full``, and ``partial``: only the
-   pods that request GPUs), run side by side: every node's pods are evicted concurrently through the shared eviction
+3. drain all of them with ONE :func:`~.node_drain.drain_nodes` call per kind of drain (``full``, and ``partial``: on each
+   node only the pods its alerts map to the faulty GPU(s), or every pod that requests GPUs when they map none), run side
+   by side: every node's pods are evicted concurrently through the shared eviction
    pool and the client's QPS limit, PodDisruptionBudgets respected;
 4. advance each drained incident to ``drained``; a node that was not drained keeps its incident in ``draining`` with the
    drain's message recorded as the incident's error (``failed``: the next run resumes the drain);
@@ -40,6 +41,7 @@ from ansible_collections.dsxos.cluster.plugins.module_utils.kube.errors import K
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.batch_quarantine import (
     LOCK_PURPOSE, BatchOptions, BatchQuarantineError, checked_decisions, release_node_lock, run_all, take_node_lock,
 )
+from ansible_collections.dsxos.cluster.plugins.module_utils.operate.drain_policy import pod_refs
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.incident import DRAINED, DRAINING, IncidentError, QUARANTINED
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.node_drain import DRAINED as NODE_DRAINED
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.node_drain import DrainOptions, NodeDrainResult, drain_nodes
@@ -71,6 +73,8 @@ class DrainItem:
     incident: str
     kind: str
     lock: LockRequest
+    #: the pods the alerts map to the faulty GPU(s) (``(namespace, name)``): a partial drain evicts only these when any
+    pods: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass
@@ -126,7 +130,7 @@ def validate_drain_batch(decisions: Sequence[Any], options: BatchOptions) -> tup
         lock = validate_lock_request({"node": node, "holder": options.holder, "state": "acquire", "namespace": options.lock_namespace,
                                       "duration_s": options.lock_duration_s, "purpose": LOCK_PURPOSE, "reason": incident,
                                       "wait_timeout_s": options.lock_wait_s, "wait_for_purposes": dict(options.lock_wait_for_purposes)})
-        items.append(DrainItem(node=node, incident=incident, kind=drain, lock=lock))
+        items.append(DrainItem(node=node, incident=incident, kind=drain, lock=lock, pods=pod_refs(decision.get("pods"), f"{where}.pods")))
     return items, others
 
 
@@ -263,9 +267,13 @@ def summarize(outcomes: Sequence[DrainOutcome], others: Sequence[Mapping[str, An
             "left": left, "ignored": list(others), "elapsed_s": round(elapsed_s, 3), "api_calls": dict(api_calls), "msg": text}
 
 
-def drain_options_for(base: DrainOptions, kind: str) -> DrainOptions:
-    """``base`` for one kind of drain: ``partial`` evicts only the pods that request GPUs."""
-    return dataclasses.replace(base, policy=dataclasses.replace(base.policy, gpu_pods_only=kind == "partial"))
+def drain_options_for(base: DrainOptions, kind: str, items: Sequence[DrainItem] = ()) -> DrainOptions:
+    """``base`` for one kind of drain: ``partial`` evicts on each node only the pods its alerts map to the faulty GPU(s),
+    or every pod that requests GPUs when they map none (``items``: the batch's decisions)."""
+    policy = dataclasses.replace(base.policy, gpu_pods_only=kind == "partial")
+    if kind == "partial":
+        policy = policy.with_mapped_pods({i.node: i.pods for i in items if i.kind == "partial"})
+    return dataclasses.replace(base, policy=policy)
 
 
 def drain_batch(client: KubeApi, decisions: Sequence[Any], options: BatchOptions, drain: DrainOptions, check_mode: bool = False,
@@ -273,7 +281,7 @@ def drain_batch(client: KubeApi, decisions: Sequence[Any], options: BatchOptions
     """Validate every decision and the drain options, then drain the batch's nodes concurrently (see the module docstring)."""
     started = clock()
     items, others = validate_drain_batch(decisions, options)
-    drains = {kind: drain_options_for(dataclasses.replace(drain, check_mode=check_mode), kind) for kind in DRAIN_KINDS}
+    drains = {kind: drain_options_for(dataclasses.replace(drain, check_mode=check_mode), kind, items) for kind in DRAIN_KINDS}
     for value in drains.values():
         value.validate()
     batch = BatchDrain(client, options, drains, check_mode)

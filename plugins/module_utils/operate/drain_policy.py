@@ -7,7 +7,8 @@ Pod rules follow ``kubectl drain``: DaemonSet pods and mirror (static) pods are 
 need no eviction, pods not managed by a controller block the drain unless ``force``, pods with ``emptyDir`` volumes
 block it unless ``delete_emptydir_data``. On top: protected namespaces (the namespaces the built-in recipe catalog
 installs, ``kube-system``, and the runtime namespace ``kai-resource-reservation``) are skipped, and ``gpu_pods_only``
-restricts the drain to pods that request ``nvidia.com/gpu`` (or a MIG slice ``nvidia.com/mig-*``).
+restricts the drain to pods that request ``nvidia.com/gpu`` (or a MIG slice ``nvidia.com/mig-*``); ``mapped_pods``
+restricts it further, on the nodes it names, to the pods mapped to a faulty GPU (a partial drain before a GPU reset).
 
 :func:`parse_eviction_refusal` reads the Status of a refused eviction (429 with a ``DisruptionBudget`` cause, or the
 500 "more than one PodDisruptionBudget") and names the budget that blocks.
@@ -16,8 +17,10 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Mapping, Optional
+
+from ansible_collections.dsxos.cluster.plugins.module_utils.kube.names import K8sInvalidName, validate_namespace, validate_subdomain
 
 #: namespaces the built-in recipe catalog installs components into (docs/catalog.md "Namespaces installed by the catalog";
 #: tests/unit/test_drain_policy.py keeps this in sync with the catalog).
@@ -44,6 +47,21 @@ _BUDGET_ANY_RE = re.compile(r"disruption budget (\S+?)[\s.,:;]")
 MULTIPLE_PDBS_MARK = "more than one PodDisruptionBudget"
 
 
+def pod_refs(value: Any, field_name: str = "pods") -> tuple[tuple[str, str], ...]:
+    """A list of ``{namespace, name}`` as validated ``(namespace, name)`` pairs (names the field and value when bad)."""
+    if value is None:
+        return ()
+    if not isinstance(value, (list, tuple)):
+        raise K8sInvalidName(f"{field_name} must be a list of {{namespace, name}}", field_name, value)
+    pods = []
+    for index, pod in enumerate(value):
+        where = f"{field_name}[{index}]"
+        if not isinstance(pod, Mapping):
+            raise K8sInvalidName(f"{where} must be a mapping with namespace and name", where, pod)
+        pods.append((validate_namespace(pod.get("namespace"), f"{where}.namespace"), validate_subdomain(pod.get("name"), f"{where}.name")))
+    return tuple(pods)
+
+
 @dataclass(frozen=True)
 class DrainPolicy:
     """Options that decide what happens to each pod."""
@@ -52,6 +70,17 @@ class DrainPolicy:
     gpu_pods_only: bool = False
     delete_emptydir_data: bool = False
     force: bool = False
+    #: ``(node, namespace, name)`` of the pods mapped to a faulty GPU (the DCGM exporter's pod labels of the alerts), for
+    #: the nodes in ``mapped_nodes``: on those nodes only these pods are evicted (the partial drain before a GPU reset);
+    #: a node without a mapping follows ``gpu_pods_only`` (every GPU pod: the exporter did not say which pods)
+    mapped_pods: frozenset[tuple[str, str, str]] = frozenset()
+    mapped_nodes: frozenset[str] = frozenset()
+
+    def with_mapped_pods(self, mapping: Mapping[str, Iterable[tuple[str, str]]]) -> "DrainPolicy":
+        """This policy with ``mapping`` (node -> its ``(namespace, name)`` pods on the faulty GPUs); a node mapped to no
+        pod is left out (it follows ``gpu_pods_only``)."""
+        pods = frozenset((node, namespace, name) for node, items in mapping.items() for namespace, name in items)
+        return replace(self, mapped_pods=pods, mapped_nodes=frozenset(node for node, _, _ in pods))
 
     @classmethod
     def build(cls, extra_protected: Iterable[str] = (), gpu_pods_only: bool = False, delete_emptydir_data: bool = False,
@@ -137,7 +166,11 @@ def classify_pod(pod: Mapping[str, Any], policy: DrainPolicy) -> PodDecision:  #
         return decide(SKIP, f"finished pod (phase {phase})")
     if namespace in policy.protected_namespaces:
         return decide(SKIP, f"protected namespace {namespace}")
-    if policy.gpu_pods_only and not gpu:
+    node = str(spec.get("nodeName") or "")
+    if node in policy.mapped_nodes:
+        if (node, namespace, name) not in policy.mapped_pods:
+            return decide(SKIP, "not mapped to the faulty GPU(s) (a partial drain evicts only the pods the alerts name)")
+    elif policy.gpu_pods_only and not gpu:
         return decide(SKIP, "requests no nvidia.com/gpu (gpu_pods_only)")
     if meta.get("deletionTimestamp"):
         return decide(WAIT, "already terminating")
@@ -223,4 +256,4 @@ def parse_eviction_refusal(code: int, status: Any) -> Optional[EvictionRefusal]:
 
 
 __all__ = ["BLOCK", "CATALOG_NAMESPACES", "DEFAULT_PROTECTED_NAMESPACES", "DrainPolicy", "EVICT", "EvictionRefusal", "PodDecision",
-           "SKIP", "WAIT", "classify_pod", "parse_eviction_refusal", "pod_requests_gpu"]
+           "SKIP", "WAIT", "classify_pod", "parse_eviction_refusal", "pod_refs", "pod_requests_gpu"]

@@ -11,6 +11,7 @@ input, and returns the module's result (with ``failed`` when a node action faile
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from typing import Any, Dict, Mapping
@@ -22,7 +23,7 @@ from ansible_collections.dsxos.cluster.plugins.module_utils.kube.names import va
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.circuit_breaker import (
     DEFAULT_GPU_SELECTOR, DEFAULT_NAME, DEFAULT_NAMESPACE, BreakerConfig, run_circuit_breaker,
 )
-from ansible_collections.dsxos.cluster.plugins.module_utils.operate.drain_policy import DrainPolicy
+from ansible_collections.dsxos.cluster.plugins.module_utils.operate.drain_policy import DrainPolicy, pod_refs
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.node_drain import MODES, DrainOptions, drain_nodes
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.node_lock import NodeLock, validate_request, validate_wait_for_purposes
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.node_quarantine import (
@@ -94,6 +95,8 @@ NODE_DRAIN_SPEC: Dict[str, Any] = dict(
     eviction_timeout_s=dict(type="float"),
     grace_period_s=dict(type="int"),
     gpu_pods_only=dict(type="bool", default=False),
+    only_pods=dict(type="list", elements="dict", default=[], options=dict(namespace=dict(type="str", required=True),
+                                                                          name=dict(type="str", required=True))),
     protected_namespaces_extra=dict(type="list", elements="str", default=[]),
     protect_default_namespaces=dict(type="bool", default=True),
     delete_emptydir_data=dict(type="bool", default=False),
@@ -189,9 +192,13 @@ def drain_options_from_params(params: Mapping[str, Any], check_mode: bool = Fals
 
 
 def node_drain_from_params(params: Mapping[str, Any], check_mode: bool = False, diff: bool = False) -> Dict[str, Any]:  # pylint: disable=unused-argument
-    """``node_drain``: validate, connect with the k8s_auth params, :func:`drain_nodes`."""
+    """``node_drain``: validate, connect with the k8s_auth params, :func:`drain_nodes`; ``only_pods`` restricts the drain
+    of every given node to those pods."""
     names = validate_nodes(params.get("nodes") or [])
     options = drain_options_from_params(params, check_mode)
+    only = pod_refs(params.get("only_pods"), "only_pods")
+    if only:
+        options = dataclasses.replace(options, policy=options.policy.with_mapped_pods({name: only for name in names}))
     with client_from_params(params) as client:
         return drain_nodes(client, names, options).to_dict()
 
