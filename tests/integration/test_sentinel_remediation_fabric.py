@@ -383,7 +383,9 @@ def test_the_remediate_playbook_reboots_recertifies_and_returns_a_node_and_keeps
     emu = k8s_emulator
     good, bad = emu.add_nodes(2, "h100-eks", name_prefix="gpu-")
     names = netns_fabric.names
-    healthy, dbe = names[0], names[6]
+    # the DBE host first in the inventory: the healthy node's recertification must skip it as a neighbour (it is
+    # quarantined while the healthy node recertifies) without being told (sentinel_recertify_exclude_quarantined)
+    dbe, healthy = names[0], names[1]
     standin = reboot_standin.install(netns_fabric)
     boot_ids = {host: standin.boot_id(host) for host in (healthy, dbe)}
     # each host's reboot stand-in in its inventory (sentinel_host_reboot, merged over sentinel_reboot)
@@ -407,7 +409,6 @@ def test_the_remediate_playbook_reboots_recertifies_and_returns_a_node_and_keeps
             "thresholds": {"use_builtin_floors": False, "relative": {"fraction": 0.25, "mad_z": 50}},
             "timeout_s": 150, "neighbour_group": "gpu_nodes", "report_dir": str(report_dir)},
         "sentinel_recertify_neighbours": 2,
-        "sentinel_recertify_exclude_hosts": [dbe, GHOST],
         "sentinel_circuit_breaker": {"max_fraction": 1.0, "max_nodes": 50},
         "sentinel_drain": {"timeout_s": 60, "pdb_retry_s": 0.05, "pdb_retry_max_s": 0.2},
     }
@@ -421,6 +422,7 @@ def test_the_remediate_playbook_reboots_recertifies_and_returns_a_node_and_keeps
 
     # the healthy host: rebooted (a new boot id on that host only), recertified with two neighbours, returned
     assert outcomes[good]["status"] == "returned", json.dumps(summary["outcomes"])
+    assert f"{healthy} passed (with {names[2]}, {names[3]})" in outcomes[good]["message"], outcomes[good]["message"]
     assert standin.boot_id(healthy) != boot_ids[healthy] and standin.boot_id(dbe) != boot_ids[dbe], "both nodes were rebooted"
     after = emu.api.get("v1", "Node", good)
     annotations = after["metadata"].get("annotations") or {}

@@ -80,7 +80,7 @@ class DrainPolicy:
         """This policy with ``mapping`` (node -> its ``(namespace, name)`` pods on the faulty GPUs); a node mapped to no
         pod is left out (it follows ``gpu_pods_only``)."""
         pods = frozenset((node, namespace, name) for node, items in mapping.items() for namespace, name in items)
-        return replace(self, mapped_pods=pods, mapped_nodes=frozenset(node for node, _, _ in pods))
+        return replace(self, mapped_pods=pods, mapped_nodes=frozenset(pod[0] for pod in pods))
 
     @classmethod
     def build(cls, extra_protected: Iterable[str] = (), gpu_pods_only: bool = False, delete_emptydir_data: bool = False,
