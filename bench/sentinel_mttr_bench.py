@@ -68,14 +68,21 @@ class IncidentWatch(threading.Thread):
 
     def run(self) -> None:
         while not self.halt.is_set():
-            notes = self.emu.api.get("v1", "Node", self.node)["metadata"].get("annotations") or {}
-            text = notes.get("dsxos.io/incident")
-            for step in json.loads(text).get("steps") or [] if text else []:
-                self.steps.setdefault(step["state"], parse_rfc3339(step["time"]))
-            for entry in json.loads(notes.get("dsxos.io/incident-history") or "[]"):
-                if entry.get("outcome") and entry.get("ended_at"):
-                    self.steps.setdefault(entry["outcome"], parse_rfc3339(entry["ended_at"]))
+            try:
+                self.read()
+            except Exception as exc:  # pylint: disable=broad-except  # reported, the watch goes on
+                print("incident watch: %s: %s" % (self.node, exc), file=sys.stderr)
             time.sleep(self.period_s)
+
+    def read(self) -> None:
+        """One read of the node's incident record."""
+        notes = self.emu.api.get("v1", "Node", self.node)["metadata"].get("annotations") or {}
+        text = notes.get("dsxos.io/incident")
+        for step in json.loads(text).get("steps") or [] if text else []:
+            self.steps.setdefault(step["state"], parse_rfc3339(step["time"]))
+        for entry in json.loads(notes.get("dsxos.io/incident-history") or "[]"):
+            if entry.get("outcome") and entry.get("ended_at"):
+                self.steps.setdefault(entry["outcome"], parse_rfc3339(entry["ended_at"]))
 
 
 def _xid79(node: str) -> dict:

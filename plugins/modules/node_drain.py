@@ -71,7 +71,7 @@ options:
       - Only remove these pods of the given nodes (the pods the DCGM exporter maps to a faulty GPU, from the alerts'
         C(pods)); the nodes' other pods stay. The sentinel's partial drain before a GPU reset.
       - Empty (the default) removes every pod the other options allow. Protected namespaces, DaemonSet and mirror pods are
-        skipped even when listed.
+        skipped even when listed; O(gpu_pods_only) does not apply to a listed pod (the exporter mapped it to a GPU).
     type: list
     elements: dict
     default: []

@@ -18,7 +18,7 @@ description:
     recorded.
   - Each incident goes to C(draining) with its Kubernetes Event, then ONE M(dsxos.cluster.node_drain) call per kind of
     drain drains all the nodes together (C(full) - every pod the drain policy removes, C(partial) - on each node only the
-    pods its alerts map to the faulty GPU(s) (the decision's C(pods)), or every pod that requests GPUs when they map
+    pods its alerts map to the faulty GPU(s) (the decision's C(drain_pods)), or every pod that requests GPUs when they map
     none), with the options in O(drain); PodDisruptionBudgets are respected as in M(dsxos.cluster.node_drain).
   - A drained node's incident goes to C(drained) (the per-node steps then continue with the remediation and never drain it
     again). A node that was not drained stays cordoned, its incident stays in C(draining) with the drain's message

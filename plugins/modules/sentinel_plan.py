@@ -93,7 +93,8 @@ decisions:
   description:
     - One per node with valid firing alerts - C(node), C(kind) (C(open), C(resume), C(join), C(needs_attention),
       C(record)), C(action), C(rule), C(incident) (id; deterministic for a new incident), C(reason), C(state),
-      C(events) (the alerts of the incident), C(join_events), C(record_events), C(gpus), C(pods), C(dry_run),
+      C(events) (the alerts of the incident), C(join_events), C(record_events), C(gpus), C(pods), C(drain_pods) (what a partial
+      drain removes - C(pods) when every faulty GPU has its pods named, else empty for every GPU pod), C(dry_run),
       C(steps) (C(quarantine), C(drain) none/partial/full, C(remediate), C(recertify)), C(held_back), C(acts).
   returned: success
   type: list

@@ -236,8 +236,8 @@ def test_a_run_without_destructive_drains_nothing(cluster):
     (lambda d: dict(d, steps=dict(d["steps"], drain="most")), "steps.drain"),
     (lambda d: dict(d, steps=None), "steps.drain"),
     (lambda d: "junk", "must be a decision"),
-    (lambda d: dict(d, pods=[{"namespace": "ml", "name": "Train_0"}]), "decisions[0].pods[0].name"),
-    (lambda d: dict(d, pods="ml/train-0"), "decisions[0].pods"),
+    (lambda d: dict(d, drain_pods=[{"namespace": "ml", "name": "Train_0"}]), "decisions[0].drain_pods[0].name"),
+    (lambda d: dict(d, drain_pods="ml/train-0"), "decisions[0].drain_pods"),
 ])
 def test_bad_decisions_are_refused_before_any_api_call(cluster, mutate, needle):
     emu, names = cluster

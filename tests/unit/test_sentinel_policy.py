@@ -56,6 +56,27 @@ def test_default_rules_open_an_incident_with_a_deterministic_id_and_steps():
     assert result["batches"] == {"reboot": ["gpu-0"], "reset_gpu": ["gpu-1"], "quarantine_drain": ["gpu-2"]}
 
 
+def test_a_partial_drain_keeps_to_the_mapped_pods_only_when_every_faulty_gpu_names_its_pods():
+    train = {"namespace": "ml", "name": "train-0"}
+    infer = {"namespace": "serve", "name": "infer-0"}
+
+    def drain_pods(*events):
+        (decision,) = decide(list(events))["decisions"]
+        assert decision["steps"]["drain"] == "partial"
+        return decision["drain_pods"], decision["pods"]
+
+    assert drain_pods(ev(fault_class="memory")) == ([train], [train])
+    # two GPUs, each with its pod named
+    assert drain_pods(ev(fault_class="memory"), ev(fingerprint="fp-2", fault_class="memory", gpu="5", pods=[infer]))[0] == [train, infer]
+    # GPU 5's alert names no pod (mapping off, an aggregating rule): every GPU pod goes, the pods stay listed for the reset
+    assert drain_pods(ev(fault_class="memory"), ev(fingerprint="fp-2", fault_class="memory", gpu="5", pods=[])) == ([], [train])
+    # a second alert for GPU 3 without the pod label: GPU 3 is still mapped by the first
+    assert drain_pods(ev(fault_class="memory"), ev(fingerprint="fp-2", fault_class="memory", pods=[]))[0] == [train]
+    # an alert without a GPU: the whole node's GPU pods
+    assert drain_pods(ev(fault_class="memory"), ev(fingerprint="fp-2", fault_class="memory", gpu=None, pods=[]))[0] == []
+    assert drain_pods(ev(fault_class="memory", pods=[]))[0] == []
+
+
 def test_first_match_by_priority_and_labels_codes_severity():
     rules = [{"name": "broad", "match": {}, "action": "quarantine", "priority": 50},
              {"name": "xid79-prod", "match": {"code": [79], "labels": {"cluster": "a"}, "severity": ["critical"]}, "action": "reboot",

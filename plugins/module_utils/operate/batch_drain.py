@@ -130,7 +130,7 @@ def validate_drain_batch(decisions: Sequence[Any], options: BatchOptions) -> tup
         lock = validate_lock_request({"node": node, "holder": options.holder, "state": "acquire", "namespace": options.lock_namespace,
                                       "duration_s": options.lock_duration_s, "purpose": LOCK_PURPOSE, "reason": incident,
                                       "wait_timeout_s": options.lock_wait_s, "wait_for_purposes": dict(options.lock_wait_for_purposes)})
-        items.append(DrainItem(node=node, incident=incident, kind=drain, lock=lock, pods=pod_refs(decision.get("pods"), f"{where}.pods")))
+        items.append(DrainItem(node=node, incident=incident, kind=drain, lock=lock, pods=pod_refs(decision.get("drain_pods"), f"{where}.drain_pods")))
     return items, others
 
 

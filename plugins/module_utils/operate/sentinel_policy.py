@@ -75,7 +75,8 @@ class Steps:
         return {"quarantine": self.quarantine, "drain": self.drain, "remediate": self.remediate, "recertify": self.recertify}
 
 
-#: per action: quarantine?, drain (none | partial: the node's GPU pods | full), run the remediation task file?, recertify and return?
+#: per action: quarantine?, drain (none | partial: the pods on the faulty GPUs, see ``drain_pods`` | full), run the remediation
+#: task file?, recertify and return?
 ACTION_STEPS = {
     "record": Steps(False, "none", False, False),
     "quarantine": Steps(True, "none", False, False),
@@ -446,11 +447,16 @@ class Decision:  # pylint: disable=too-many-instance-attributes
     def to_dict(self) -> dict[str, Any]:
         """Plain form (the role's loop item)."""
         gpus = sorted({e.gpu for e in self.events if e.gpu is not None})
-        pods = sorted({p for e in self.events for p in e.pods})
+        pods = [{"namespace": n, "name": p} for n, p in sorted({p for e in self.events for p in e.pods})]
+        # a partial drain evicts only the mapped pods when every faulty GPU has its pods named by some alert; one alert
+        # without a GPU, or a GPU no alert maps a pod to (the exporter's mapping is off, or an aggregating rule dropped
+        # the pod label), and it evicts every GPU pod of the node (drain_pods empty): a GPU reset needs its GPU free
+        named = {e.gpu for e in self.events if e.pods and e.gpu is not None}
+        mapped = bool(pods) and all(e.gpu is not None and e.gpu in named for e in self.events)
         return {"node": self.node, "kind": self.kind, "action": self.action, "rule": self.rule, "incident": self.incident,
                 "reason": self.reason, "state": self.state, "events": [e.to_dict() for e in self.events],
                 "join_events": [e.to_dict() for e in self.join_events], "record_events": [e.to_dict() for e in self.record_events],
-                "gpus": gpus, "pods": [{"namespace": n, "name": p} for n, p in pods], "dry_run": self.dry_run,
+                "gpus": gpus, "pods": pods, "drain_pods": pods if mapped else [], "dry_run": self.dry_run,
                 "steps": self.steps.to_dict(), "held_back": list(self.held_back), "acts": self.acts}
 
 
