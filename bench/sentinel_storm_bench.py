@@ -391,6 +391,14 @@ def main() -> int:
             print(f"work directory kept: {work} (ansible.log of every run under scenario-*/)")
         else:
             shutil.rmtree(work, ignore_errors=True)
+    # the storm's correctness is part of the figure: exactly the faulty nodes quarantined once, none lost, none drained short
+    wrong = [f"{r['faulty']} faulty: {r['quarantined']} quarantined, {r['duplicates']} duplicate(s), {r['lost']} lost, "
+             f"{r['unexpected']} unexpected" + (f", {r['drained']} drained" if r["drained"] is not None else "")
+             for r in results if r["quarantined"] != r["faulty"] or r["duplicates"] or r["lost"] or r["unexpected"]
+             or (r["drained"] is not None and r["drained"] != r["faulty"])]
+    if wrong:
+        print("STORM FAILED: " + "; ".join(wrong), file=sys.stderr)
+        return 1
     return 0
 
 
