@@ -10,7 +10,8 @@
   extensions/alertmanager/alertmanager.yml with test timings; alerts are posted to ITS API (``/api/v2/alerts``).
 * ``ansible-rulebook`` (tests/harness/rulebook_process.py) runs a copy of extensions/eda/rulebooks/gpu_sentinel.yml
   whose two playbook names point at stand-in playbooks that record what they received (the real sentinel playbooks
-  belong to another change).
+  run in tests/integration/test_sentinel_chain_e2e.py), and extensions/eda/rulebooks/gpu_sentinel_controller.yml
+  against a stand-in of the AWX API that records the job template launches.
 
 Missing tools are failures naming what to install: ``prometheus-alertmanager`` (apt), ``ansible-rulebook``
 (requirements-test.txt), Java 17+ (``openjdk-17-jre-headless``).
@@ -459,3 +460,122 @@ def test_rulebook_turns_a_storm_of_200_alerts_over_40_nodes_into_a_few_playbook_
                "batch_emit_to_playbook_max_s": round(max(float(run["started"]) - float(run["emitted_at"]) for run in intakes), 2)}
     print("EDA storm figures: " + json.dumps(figures))
     assert figures["alert_to_playbook_p95_s"] < 120
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Real ansible-rulebook with the controller rulebook: run_job_template against a stand-in AWX API
+# ---------------------------------------------------------------------------------------------------------------------
+
+CONTROLLER_TOKEN = "c0ntroller-t0ken-for-tests-only"
+TEMPLATES = {"dsxos GPU sentinel remediate": 7, "dsxos GPU sentinel release": 8}
+
+
+class ControllerStandin:
+    """The part of the AWX / AAP API that ansible-rulebook's run_job_template uses (config, unified job templates by
+    name, launch, the jobs list it polls with ``id__in``); records every request, every job ends ``successful``."""
+
+    def __init__(self) -> None:
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer  # pylint: disable=import-outside-toplevel
+        from urllib.parse import parse_qs, urlparse  # pylint: disable=import-outside-toplevel
+        self.requests: List[Dict[str, Any]] = []
+        self.launches: List[Dict[str, Any]] = []
+        lock = threading.Lock()
+        standin = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:  # quiet
+                return
+
+            def _answer(self, status: int, body: Dict[str, Any]) -> None:
+                data = json.dumps(body).encode("utf-8")
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def _record(self, body: Any = None) -> Tuple[str, Dict[str, List[str]]]:
+                url = urlparse(self.path)
+                with lock:
+                    standin.requests.append({"method": self.command, "path": url.path, "auth": self.headers.get("Authorization"),
+                                             "body": body})
+                return url.path, parse_qs(url.query)
+
+            def do_GET(self) -> None:  # noqa: N802  (http.server's name)
+                path, query = self._record()
+                if path == "/api/v2/config/":
+                    self._answer(200, {"version": "4.6.0"})
+                elif path == "/api/v2/unified_job_templates/":
+                    name = query.get("name", [""])[0]
+                    results = [{"id": TEMPLATES[name], "type": "job_template", "name": name,
+                                "summary_fields": {"organization": {"name": "Default"}},
+                                "related": {"launch": "/api/v2/job_templates/%d/launch/" % TEMPLATES[name]},
+                                "ask_limit_on_launch": False, "ask_labels_on_launch": False, "ask_inventory_on_launch": False,
+                                "ask_variables_on_launch": True}] if name in TEMPLATES else []
+                    self._answer(200, {"count": len(results), "next": None, "results": results})
+                elif path == "/api/v2/jobs/":
+                    ids = [int(i) for i in query.get("id__in", [""])[0].split(",") if i]
+                    self._answer(200, {"count": len(ids), "next": None, "results": [
+                        {"id": i, "status": "successful", "created": "2026-03-01T10:00:00Z", "artifacts": {},
+                         "url": "/api/v2/jobs/%d/" % i} for i in ids]})
+                else:
+                    self._answer(404, {"detail": "not found"})
+
+            def do_POST(self) -> None:  # noqa: N802
+                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
+                path, _ = self._record(body)
+                match = re.fullmatch(r"/api/v2/job_templates/(\d+)/launch/", path)
+                if not match:
+                    self._answer(404, {"detail": "not found"})
+                    return
+                with lock:
+                    job = 100 + len(standin.launches)
+                    standin.launches.append({"template": int(match.group(1)), "job": job, "extra_vars": body.get("extra_vars") or {}})
+                self._answer(201, {"id": job, "job": job, "url": "/api/v2/jobs/%d/" % job, "status": "pending"})
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = "http://127.0.0.1:%d/" % self.server.server_address[1]
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self) -> "ControllerStandin":
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_the_controller_rulebook_launches_the_job_templates_intake_first_then_the_rest_then_the_release(installed_collection, token_file,
+                                                                                                        tmp_path):
+    """extensions/eda/rulebooks/gpu_sentinel_controller.yml loaded by a real ansible-rulebook (as the EDA controller
+    runs it): a firing alert posted to the source launches the remediate job template twice (intake, then all) with the
+    normalized events, its resolved alert the release template; every API call carries the controller token, which
+    never reaches the log."""
+    rulebook_vars = {"sentinel_eda_host": "127.0.0.1", "sentinel_eda_port": free_port(), "sentinel_eda_token_file": str(token_file),
+                     "sentinel_batch_window_s": 1, "sentinel_batch_quiet_s": 0.3}
+    with ControllerStandin() as controller:
+        env = {"EDA_CONTROLLER_URL": controller.url, "EDA_CONTROLLER_TOKEN": CONTROLLER_TOKEN, "EDA_CONTROLLER_SSL_VERIFY": "no"}
+        rulebook = REPO / "extensions/eda/rulebooks/gpu_sentinel_controller.yml"
+        with RulebookProcess(tmp_path, rulebook, localhost_inventory(), rulebook_vars, installed_collection, extra_env=env) as engine:
+            headers = {"Authorization": "Bearer " + TOKEN, "Content-Type": "application/json"}
+            firing = webhook_payload([wh_alert("gpu-node-07", "fp-c1", gpu="3", code="48")])
+            status, _, _ = http_post(engine.url + "/alerts", json.dumps(firing).encode("utf-8"), headers)
+            assert status == 200, status
+            wait_until(lambda: len(controller.launches) >= 2, WAIT_S, what="the two remediate launches", step_s=0.2)
+            resolved = webhook_payload([wh_alert("gpu-node-07", "fp-c1", status="resolved", gpu="3", code="48")])
+            resolved["status"] = "resolved"
+            status, _, _ = http_post(engine.url + "/alerts", json.dumps(resolved).encode("utf-8"), headers)
+            assert status == 200, status
+            wait_until(lambda: len(controller.launches) >= 3, WAIT_S, what="the release launch", step_s=0.2)
+            log = engine.log()
+    intake, rest, release = controller.launches[:3]
+    assert (intake["template"], rest["template"], release["template"]) == (7, 7, 8), controller.launches
+    assert intake["extra_vars"]["sentinel_phase"] == "intake" and intake["extra_vars"]["sentinel_lock_wait_s"] == 0
+    assert rest["extra_vars"]["sentinel_phase"] == "all"
+    for launch, status in ((intake, "firing"), (rest, "firing"), (release, "resolved")):
+        (event,) = launch["extra_vars"]["sentinel_events"]
+        assert (event["node"], event["fingerprint"], event["status"], event["gpu"]) == ("gpu-node-07", "fp-c1", status, "3"), event
+    assert release["extra_vars"]["sentinel_lock_wait_release_s"] == 15
+    assert {r["auth"] for r in controller.requests} == {"Bearer " + CONTROLLER_TOKEN}, "every call carries the controller token"
+    assert CONTROLLER_TOKEN not in log and TOKEN not in log
