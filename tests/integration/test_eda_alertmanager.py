@@ -523,7 +523,7 @@ class ControllerStandin:
 
             def do_POST(self) -> None:  # noqa: N802
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
-                path, _ = self._record(body)
+                path = self._record(body)[0]
                 match = re.fullmatch(r"/api/v2/job_templates/(\d+)/launch/", path)
                 if not match:
                     self._answer(404, {"detail": "not found"})
@@ -560,12 +560,12 @@ def test_the_controller_rulebook_launches_the_job_templates_intake_first_then_th
         with RulebookProcess(tmp_path, rulebook, localhost_inventory(), rulebook_vars, installed_collection, extra_env=env) as engine:
             headers = {"Authorization": "Bearer " + TOKEN, "Content-Type": "application/json"}
             firing = webhook_payload([wh_alert("gpu-node-07", "fp-c1", gpu="3", code="48")])
-            status, _, _ = http_post(engine.url + "/alerts", json.dumps(firing).encode("utf-8"), headers)
+            status = http_post(engine.url + "/alerts", json.dumps(firing).encode("utf-8"), headers)[0]
             assert status == 200, status
             wait_until(lambda: len(controller.launches) >= 2, WAIT_S, what="the two remediate launches", step_s=0.2)
             resolved = webhook_payload([wh_alert("gpu-node-07", "fp-c1", status="resolved", gpu="3", code="48")])
             resolved["status"] = "resolved"
-            status, _, _ = http_post(engine.url + "/alerts", json.dumps(resolved).encode("utf-8"), headers)
+            status = http_post(engine.url + "/alerts", json.dumps(resolved).encode("utf-8"), headers)[0]
             assert status == 200, status
             wait_until(lambda: len(controller.launches) >= 3, WAIT_S, what="the release launch", step_s=0.2)
             log = engine.log()
