@@ -309,6 +309,20 @@ echo "replacement order R-1 placed"
 
 
 # ---------------------------------------------------------------------------------------------------- recertify
+def _recertify_settings(nccl_standin_dir: Path, fabric, report_dir: Path) -> dict:
+    """sentinel_recertify for the fabric: GPU health on recorded readings, the nccl-tests CPU stand-in (loopback and
+    all-reduce over mpirun), relative thresholds only, the neighbours from the inventory group gpu_nodes."""
+    return {
+        "categories": ["gpu-health", "nccl-loopback", "nccl-all-reduce"], "gpu_health": {"expected_gpu_count": 8},
+        "nccl_loopback": {"binary_dir": str(nccl_standin_dir), "gpus": 2, "mpirun": {"enabled": True, "allow_run_as_root": True},
+                          "min_bytes": "1M", "max_bytes": "2M", "iters": 3, "warmup": 1, "timeout_s": 120},
+        "mpirun": {"binary_dir": str(nccl_standin_dir), "launcher_env": fabric.mpirun_env(), "allow_run_as_root": True,
+                   "args": {"min_bytes": "1M", "max_bytes": "2M", "iters": 3, "warmup": 1}},
+        "thresholds": {"use_builtin_floors": False, "relative": {"fraction": 0.25, "mad_z": 50}},
+        "timeout_s": 150, "neighbour_group": "gpu_nodes", "report_dir": str(report_dir),
+    }
+
+
 def test_recertify_passes_a_healthy_host_and_not_the_dbe_host(ansible_run, installed_collection, netns_fabric, nccl_standin_dir, tmp_path):
     names = netns_fabric.names
     healthy, dbe = names[0], names[6]
@@ -316,17 +330,7 @@ def test_recertify_passes_a_healthy_host_and_not_the_dbe_host(ansible_run, insta
                  for name in names}
     inventory = _inventory(netns_fabric, tmp_path / "inventory", host_vars)
     report_dir = tmp_path / "reports"
-    settings = {
-        "categories": ["gpu-health", "nccl-loopback", "nccl-all-reduce"],
-        "gpu_health": {"expected_gpu_count": 8},
-        "nccl_loopback": {"binary_dir": str(nccl_standin_dir), "gpus": 2, "mpirun": {"enabled": True, "allow_run_as_root": True},
-                          "min_bytes": "1M", "max_bytes": "2M",
-                          "iters": 3, "warmup": 1, "timeout_s": 120},
-        "mpirun": {"binary_dir": str(nccl_standin_dir), "launcher_env": netns_fabric.mpirun_env(), "allow_run_as_root": True,
-                   "args": {"min_bytes": "1M", "max_bytes": "2M", "iters": 3, "warmup": 1}},
-        "thresholds": {"use_builtin_floors": False, "relative": {"fraction": 0.25, "mad_z": 50}},
-        "timeout_s": 150, "neighbour_group": "gpu_nodes", "report_dir": str(report_dir),
-    }
+    settings = _recertify_settings(nccl_standin_dir, netns_fabric, report_dir)
     recertify = _task_file(installed_collection, "recertify.yml")
     common = {"sentinel_recertify": settings, "sentinel_recertify_neighbours": 2, "sentinel_recertify_exclude_hosts": [dbe, GHOST]}
     run = ansible_run(_playbook([
@@ -400,14 +404,7 @@ def test_the_remediate_playbook_reboots_recertifies_and_returns_a_node_and_keeps
         "sentinel_events": [_xid79(good, "fp-good"), _xid79(bad, "fp-bad")],
         "sentinel_node_hosts": {good: healthy, bad: dbe},
         "sentinel_reboot": {"timeout_s": 120, "test_command": "true", "connect_timeout_s": 5},
-        "sentinel_recertify": {
-            "categories": ["gpu-health", "nccl-loopback", "nccl-all-reduce"], "gpu_health": {"expected_gpu_count": 8},
-            "nccl_loopback": {"binary_dir": str(nccl_standin_dir), "gpus": 2, "mpirun": {"enabled": True, "allow_run_as_root": True},
-                              "min_bytes": "1M", "max_bytes": "2M", "iters": 3, "warmup": 1, "timeout_s": 120},
-            "mpirun": {"binary_dir": str(nccl_standin_dir), "launcher_env": netns_fabric.mpirun_env(), "allow_run_as_root": True,
-                       "args": {"min_bytes": "1M", "max_bytes": "2M", "iters": 3, "warmup": 1}},
-            "thresholds": {"use_builtin_floors": False, "relative": {"fraction": 0.25, "mad_z": 50}},
-            "timeout_s": 150, "neighbour_group": "gpu_nodes", "report_dir": str(report_dir)},
+        "sentinel_recertify": _recertify_settings(nccl_standin_dir, netns_fabric, report_dir),
         "sentinel_recertify_neighbours": 2,
         "sentinel_circuit_breaker": {"max_fraction": 1.0, "max_nodes": 50},
         "sentinel_drain": {"timeout_s": 60, "pdb_retry_s": 0.05, "pdb_retry_max_s": 0.2},

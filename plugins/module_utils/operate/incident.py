@@ -326,12 +326,15 @@ class Standing:
     state: Optional[str] = None
     #: the open incident, or the one whose release is unfinished
     incident: Optional[str] = None
-    #: the incident a release closed without releasing its quarantine
-    unfinished_release: Optional[str] = None
     #: ``{incident, unfinished}``: the release no alert will bring any more
     release_due: Optional[dict[str, Any]] = None
     #: the incident a sentinel quarantine names that was never recorded
     orphan_incident: Optional[str] = None
+
+    @property
+    def unfinished_release(self) -> Optional[str]:
+        """The incident a release closed without releasing its quarantine (state ``release-unfinished``), else None."""
+        return self.incident if self.state == RELEASE_UNFINISHED else None
 
 
 @dataclass
@@ -465,8 +468,7 @@ class NodeIncidents:  # pylint: disable=too-many-instance-attributes
                 due = {"incident": current.id, "unfinished": False}
         if current is not None:
             return Standing(state=current.state, incident=current.id, release_due=due)
-        return Standing(state=RELEASE_UNFINISHED if unfinished else None, incident=unfinished, unfinished_release=unfinished,
-                        release_due=due, orphan_incident=orphan)
+        return Standing(state=RELEASE_UNFINISHED if unfinished else None, incident=unfinished, release_due=due, orphan_incident=orphan)
 
     def to_state(self) -> dict[str, Any]:
         """Plain form for module results and the policy."""

@@ -33,7 +33,8 @@ from typing import Any, Mapping, Optional, Sequence
 from ansible_collections.dsxos.cluster.plugins.module_utils.common.errors import InputError
 from ansible_collections.dsxos.cluster.plugins.module_utils.gpu.fault_classes import FAULT_CLASSES
 from ansible_collections.dsxos.cluster.plugins.module_utils.kube.errors import K8sError
-from ansible_collections.dsxos.cluster.plugins.module_utils.kube.names import validate_namespace, validate_node_name, validate_subdomain
+from ansible_collections.dsxos.cluster.plugins.module_utils.kube.names import validate_node_name
+from ansible_collections.dsxos.cluster.plugins.module_utils.operate.drain_policy import pod_refs
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.incident import (
     NEEDS_ATTENTION, IncidentError, NodeIncidents, classify_firing, classify_resolved, format_time, incident_id_for, incident_reason, parse_rfc3339,
     validate_fingerprint, validate_text,
@@ -211,23 +212,17 @@ def _labels(value: Any) -> tuple[tuple[str, str], ...]:
 
 
 def _pods(value: Any) -> tuple[tuple[str, str], ...]:
-    if value is None:
-        return ()
-    if not isinstance(value, (list, tuple)) or len(value) > MAX_PODS:
+    """An event's ``pods``: at most MAX_PODS, each validated by :func:`~.drain_policy.pod_refs` (the drain reads the same)."""
+    if value is not None and (not isinstance(value, (list, tuple)) or len(value) > MAX_PODS):
         raise EventRejected(f"pods must be a list of at most {MAX_PODS} {{namespace, name}}")
-    out = []
-    for index, pod in enumerate(value):
-        if not isinstance(pod, Mapping):
-            raise EventRejected(f"pods[{index}] must be a mapping with namespace and name")
-        try:
-            namespace = validate_namespace(pod.get("namespace"), f"pods[{index}].namespace")
-            name = validate_subdomain(pod.get("name"), f"pods[{index}].name")
-        except K8sError as err:
-            raise EventRejected(err.message) from None
+    try:
+        pods = pod_refs(value, "pods")
+    except K8sError as err:
+        raise EventRejected(err.message) from None
+    for index, (namespace, name) in enumerate(pods):
         if not _NODE_RE.fullmatch(name) or not _NODE_RE.fullmatch(namespace):
             raise EventRejected(f"pods[{index}] has a name or namespace with trailing characters")
-        out.append((namespace, name))
-    return tuple(out)
+    return pods
 
 
 def validate_event(raw: Any, index: int = -1) -> Event:
