@@ -45,8 +45,8 @@ if COLLECTIONS not in sys.path:
     sys.path.insert(0, COLLECTIONS)
 
 # pylint: disable=wrong-import-position
-from ansible_collections.dsxos.cluster.plugins.module_utils.certify.isolation_planner import (  # noqa: E402
-    FAULTY, IsolationPlanner)
+from ansible_collections.dsxos.cluster.plugins.module_utils.certify.isolation_model import FAULTY  # noqa: E402
+from ansible_collections.dsxos.cluster.plugins.module_utils.certify.isolation_planner import IsolationPlanner  # noqa: E402
 from ansible_collections.dsxos.cluster.plugins.module_utils.certify.topology_grouping import (  # noqa: E402
     NodeInfo, group_nodes)
 from ansible_collections.dsxos.cluster.tests.harness.fabric_sim import FabricSimulator, OutcomeJudge  # noqa: E402

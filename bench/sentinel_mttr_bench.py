@@ -47,7 +47,7 @@ from playbook_runner import build_and_install, run_playbook  # noqa: E402  # pyl
 
 from _backends import load_average  # noqa: E402  # pylint: disable=wrong-import-position
 
-from ansible_collections.dsxos.cluster.plugins.module_utils.operate.incident import parse_rfc3339  # noqa: E402
+from ansible_collections.dsxos.cluster.plugins.module_utils.operate.incident_values import parse_rfc3339  # noqa: E402
 from ansible_collections.dsxos.cluster.tests.harness import reboot_standin  # noqa: E402
 from ansible_collections.dsxos.cluster.tests.harness.k8s_emulator.emulator import Emulator  # noqa: E402
 from ansible_collections.dsxos.cluster.tests.harness.nccl_standin.build import build_standin  # noqa: E402

@@ -54,7 +54,7 @@ sys.path.insert(0, str(REPO / "tests" / "integration"))
 
 from playbook_runner import build_and_install  # noqa: E402  # pylint: disable=wrong-import-position
 
-from ansible_collections.dsxos.cluster.plugins.module_utils.operate.incident import parse_rfc3339  # noqa: E402
+from ansible_collections.dsxos.cluster.plugins.module_utils.operate.incident_values import parse_rfc3339  # noqa: E402
 from ansible_collections.dsxos.cluster.tests.harness.alertmanager_process import (  # noqa: E402
     AlertmanagerProcess, alert, alertmanager_config, free_port, rfc3339)
 from ansible_collections.dsxos.cluster.tests.harness.k8s_emulator.emulator import Emulator  # noqa: E402

@@ -382,7 +382,7 @@ class OutcomeJudge:
 
     def judge(self, nodes: Sequence[str], text: str):
         """Return a ``TestOutcome`` for ``text`` produced by a run over ``nodes``."""
-        from ansible_collections.dsxos.cluster.plugins.module_utils.certify.isolation_planner import TestOutcome  # pylint: disable=import-outside-toplevel
+        from ansible_collections.dsxos.cluster.plugins.module_utils.certify.isolation_model import TestOutcome  # pylint: disable=import-outside-toplevel
         value, reason = self._metric(text)
         if reason:
             return TestOutcome(passed=False, reason=reason, busbw=value)
@@ -404,7 +404,7 @@ class OutcomeJudge:
 
     def judge_run(self, run: GroupRun):
         """Fast path without text: the same decision as the ``avg-line`` reading of ``render(run)``."""
-        from ansible_collections.dsxos.cluster.plugins.module_utils.certify.isolation_planner import TestOutcome  # pylint: disable=import-outside-toplevel
+        from ansible_collections.dsxos.cluster.plugins.module_utils.certify.isolation_model import TestOutcome  # pylint: disable=import-outside-toplevel
         if run.failed:
             return TestOutcome(passed=False, reason="simulated %s failure" % run.status)
         value = run.avg_busbw

@@ -17,7 +17,7 @@ from typing import Any, Dict
 
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.fleet_report import to_html
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.fleet_status import build_report, validate_options
-from ansible_collections.dsxos.cluster.plugins.module_utils.operate.incident import format_time, parse_rfc3339
+from ansible_collections.dsxos.cluster.plugins.module_utils.operate.incident_values import format_time, parse_rfc3339
 from ansible_collections.dsxos.cluster.tests.integration.test_certify_report_browser import CHROMIUM, PipeBrowser
 
 S = parse_rfc3339("2026-03-07T00:00:00Z")

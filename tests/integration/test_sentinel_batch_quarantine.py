@@ -608,8 +608,9 @@ def test_a_join_that_meets_an_incident_ended_meanwhile_reports_the_node_pending(
     """A new alert for a node with an open incident is a join; the incident ends (a release) between the plan's read and
     the join's read. The join writes nothing and says ``ended``; the run reports the node ``pending`` (the alert's next
     delivery decides again), never ``joined``, and leaves the node as the release left it."""
-    from ansible_collections.dsxos.cluster.plugins.module_utils.operate.incident import (  # pylint: disable=import-outside-toplevel
-        NodeIncidents, format_time, plan_close)
+    from ansible_collections.dsxos.cluster.plugins.module_utils.operate.incident_changes import plan_close  # pylint: disable=import-outside-toplevel
+    from ansible_collections.dsxos.cluster.plugins.module_utils.operate.incident_values import format_time  # pylint: disable=import-outside-toplevel
+    from ansible_collections.dsxos.cluster.plugins.module_utils.operate.node_incidents import NodeIncidents  # pylint: disable=import-outside-toplevel
     emu = k8s_emulator
     name, first, variables, incident = intake_one(emu, ansible_run, tmp_path, "fp-a")
     later = [alert(name, "fp-b", "certification", starts_at="2026-03-01T10:05:00Z")]

@@ -31,8 +31,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 if __name__ == "__main__":  # pragma: no cover - regenerating the samples
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", ".build", "collections"))
 
-from ansible_collections.dsxos.cluster.plugins.module_utils.certify.nccl_results import (  # noqa: E402
-    busbw_factor, legacy_busbw_factor)
+from ansible_collections.dsxos.cluster.plugins.module_utils.certify.nccl_collectives import busbw_factor, legacy_busbw_factor  # noqa: E402
 
 SAMPLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "nccl_logs")
 ERAS = ("2019", "2021", "2022", "2024")

@@ -192,5 +192,6 @@ def test_host_side_entries_stay_light(entry):
 
 
 #: certify files that only the controller-side modules use.
-CONTROLLER_ONLY = ("nccl_rounds", "runner_hosts", "runner_kubernetes", "isolation_planner", "topology_grouping",
-                   "node_certification", "report_model", "report_render", "report_html", "report_storage", "entry")
+CONTROLLER_ONLY = ("nccl_rounds", "runner_hosts", "runner_kubernetes", "isolation_planner", "isolation_model", "isolation_evidence",
+                   "isolation_node_search", "isolation_link_search", "topology_grouping", "node_certification", "report_model",
+                   "report_render", "report_html", "report_storage", "entry")

@@ -20,7 +20,7 @@ from ansible_collections.dsxos.cluster.plugins.module_utils.operate import entry
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.batch_drain import drain_batch, validate_drain_batch
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.batch_quarantine import BatchOptions, BatchQuarantineError, quarantine_batch
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.circuit_breaker import BreakerConfig
-from ansible_collections.dsxos.cluster.plugins.module_utils.operate.incident import parse_rfc3339
+from ansible_collections.dsxos.cluster.plugins.module_utils.operate.incident_values import parse_rfc3339
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.node_drain import DrainError, DrainOptions
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.drain_policy import DrainPolicy
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.node_lock import LockRequest, NodeLock

@@ -23,7 +23,7 @@ from ansible_collections.dsxos.cluster.plugins.module_utils.operate.batch_quaran
     BatchOptions, BatchQuarantineError, quarantine_batch, truncate_reason, validate_batch,
 )
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.circuit_breaker import BreakerConfig
-from ansible_collections.dsxos.cluster.plugins.module_utils.operate.incident import parse_rfc3339
+from ansible_collections.dsxos.cluster.plugins.module_utils.operate.incident_values import parse_rfc3339
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.node_lock import LockRequest, NodeLock
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.remediation_state import get_states
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.sentinel_policy import PolicyOptions, plan

@@ -283,7 +283,7 @@ def test_one_invalid_host_is_excluded_on_its_own_and_the_others_are_certified(ba
 
 def test_hosts_runner_fails_only_the_test_holding_an_invalid_host():
     from ansible_collections.dsxos.cluster.plugins.module_utils.certify import nccl_runner  # pylint: disable=import-outside-toplevel
-    from ansible_collections.dsxos.cluster.plugins.module_utils.certify.isolation_planner import GroupTest  # pylint: disable=import-outside-toplevel
+    from ansible_collections.dsxos.cluster.plugins.module_utils.certify.isolation_model import GroupTest  # pylint: disable=import-outside-toplevel
     from ansible_collections.dsxos.cluster.plugins.module_utils.certify.runner_hosts import (  # pylint: disable=import-outside-toplevel
         HostsRunner, nccl_spec_factory)
 

@@ -29,7 +29,7 @@ from ansible_collections.dsxos.cluster.plugins.module_utils.kube.client import c
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate import entry as operate_entry, fleet_status as fs
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.entry import FLEET_STATUS
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.fleet_report import render_formats, to_html
-from ansible_collections.dsxos.cluster.plugins.module_utils.operate.incident import format_time, incident_id_for, parse_rfc3339
+from ansible_collections.dsxos.cluster.plugins.module_utils.operate.incident_values import format_time, incident_id_for, parse_rfc3339
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.node_quarantine import QuarantineOptions, run_node_action
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.remediation_state import apply_incident, validate_options
 from ansible_collections.dsxos.cluster.tests.harness.k8s_emulator.pytest_fixture import (  # noqa: F401  pylint: disable=unused-import

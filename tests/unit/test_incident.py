@@ -1,8 +1,9 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, dsxos.cluster contributors
 # Apache License 2.0 (see LICENSE)
-"""operate/incident.py (pure state machine, stale/replay rules) and operate/remediation_state.py (the Node annotations,
-resourceVersion preconditions and Events) in-process against the emulator; node_incident's DOCUMENTATION = its spec."""
+"""operate/incident.py and its neighbours (node_incidents, incident_replay, incident_changes, incident_status, incident_values:
+the pure state machine, stale/replay rules) and operate/remediation_state.py (the Node annotations, resourceVersion
+preconditions and Events) in-process against the emulator; node_incident's DOCUMENTATION = its spec."""
 from __future__ import annotations
 
 import ast
@@ -20,10 +21,14 @@ from ansible_collections.dsxos.cluster.plugins.module_utils.kube.connection_opti
 from ansible_collections.dsxos.cluster.plugins.module_utils.kube.names import K8sInvalidName
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate import entry
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.incident import (
-    ANN_ATTEMPTS, ANN_INCIDENT, ANN_INCIDENT_HISTORY, LABEL_INCIDENT_STATE, NEEDS_ATTENTION, STATES, AdvanceRequest, IncidentError,
-    NodeIncidents, OpenRequest, classify_firing, classify_resolved, format_time, incident_id_for, parse_rfc3339, plan_advance, plan_close,
-    plan_join, plan_open, plan_record, plan_resolve,
+    ANN_ATTEMPTS, ANN_INCIDENT, ANN_INCIDENT_HISTORY, LABEL_INCIDENT_STATE, NEEDS_ATTENTION, STATES,
 )
+from ansible_collections.dsxos.cluster.plugins.module_utils.operate.incident_changes import (
+    AdvanceRequest, OpenRequest, plan_advance, plan_close, plan_join, plan_open, plan_record, plan_resolve,
+)
+from ansible_collections.dsxos.cluster.plugins.module_utils.operate.incident_replay import classify_firing, classify_resolved
+from ansible_collections.dsxos.cluster.plugins.module_utils.operate.incident_values import IncidentError, format_time, incident_id_for, parse_rfc3339
+from ansible_collections.dsxos.cluster.plugins.module_utils.operate.node_incidents import NodeIncidents
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.remediation_state import run_node_incident, validate_options
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.sentinel_policy import PolicyOptions, plan
 from ansible_collections.dsxos.cluster.tests.harness.k8s_emulator.pytest_fixture import (  # noqa: F401  pylint: disable=unused-import
@@ -590,8 +595,9 @@ def test_release_due_is_an_unfinished_release_or_an_open_incident_whose_alerts_a
 @given(incident=st.one_of(st.from_regex(r"sen-[0-9a-f]{12}", fullmatch=True), st.from_regex(r"[a-z0-9]([-a-z0-9]{0,20}[a-z0-9])?", fullmatch=True)),
        tail=st.text(alphabet="abcdef0123456789-: x", max_size=12))
 def test_a_reason_names_an_incident_only_as_a_whole_word(incident, tail):
-    from ansible_collections.dsxos.cluster.plugins.module_utils.operate.incident import (  # pylint: disable=import-outside-toplevel
-        incident_reason, reason_incident_id)
+    from ansible_collections.dsxos.cluster.plugins.module_utils.operate.incident_values import (  # pylint: disable=import-outside-toplevel
+        incident_reason, reason_incident_id,
+    )
     assert reason_incident_id(incident_reason(incident, "reboot")) == incident
     reason = f"sentinel incident {incident}{tail}"
     expected = tail == "" or tail[0] in ": "
@@ -651,7 +657,7 @@ def test_list_reports_the_releases_due_and_leaves_out_a_node_another_run_holds(k
 
 
 def test_an_orphan_quarantine_names_an_incident_that_was_never_recorded():
-    from ansible_collections.dsxos.cluster.plugins.module_utils.operate.incident import reason_incident_id  # pylint: disable=import-outside-toplevel
+    from ansible_collections.dsxos.cluster.plugins.module_utils.operate.incident_values import reason_incident_id  # pylint: disable=import-outside-toplevel
     assert reason_incident_id("sentinel incident sen-0123456789ab: reboot") == "sen-0123456789ab"
     assert reason_incident_id("sentinel incident sen-0123456789ab") == "sen-0123456789ab"
     assert reason_incident_id("sentinel incident manual-rma-7 returned: x") == "manual-rma-7", "any incident id"

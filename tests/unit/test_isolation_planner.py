@@ -11,9 +11,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ansible_collections.dsxos.cluster.plugins.module_utils.certify.isolation_planner import (
-    EXCLUDED, FAILED, FAULTY, HEALTHY, INCOMPLETE, INCONCLUSIVE, PASSED, IsolationConfig, IsolationError,
-    IsolationPlanner, TestOutcome)
+from ansible_collections.dsxos.cluster.plugins.module_utils.certify.isolation_model import (
+    EXCLUDED, FAILED, FAULTY, HEALTHY, INCOMPLETE, INCONCLUSIVE, PASSED, IsolationConfig, IsolationError, TestOutcome)
+from ansible_collections.dsxos.cluster.plugins.module_utils.certify.isolation_planner import IsolationPlanner
 from ansible_collections.dsxos.cluster.plugins.module_utils.certify.topology_grouping import NodeInfo
 from ansible_collections.dsxos.cluster.tests.harness.fabric_sim import FabricSimulator, OutcomeJudge
 

@@ -1,7 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, dsxos.cluster contributors
 # Apache License 2.0 (see LICENSE)
-"""Unit tests for plugins/module_utils/certify/nccl_results.py (nccl-tests log parser)."""
+"""Unit tests for plugins/module_utils/certify/nccl_results.py (nccl-tests log parser) and the files it parses with: nccl_collectives,
+nccl_result_model, nccl_log_reader, nccl_verdict."""
 from __future__ import annotations
 
 import json
@@ -14,9 +15,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import nccl_log_corpus
-from ansible_collections.dsxos.cluster.plugins.module_utils.certify.nccl_results import (
-    COLLECTIVES, MAX_LISTED, NcclResult, busbw_factor, canonical_collective, expected_busbw, legacy_busbw_factor,
-    parse_nccl_file, parse_nccl_output, parse_nccl_runs, split_nccl_runs)
+from ansible_collections.dsxos.cluster.plugins.module_utils.certify.nccl_collectives import (
+    COLLECTIVES, busbw_factor, canonical_collective, expected_busbw, legacy_busbw_factor)
+from ansible_collections.dsxos.cluster.plugins.module_utils.certify.nccl_result_model import NcclResult
+from ansible_collections.dsxos.cluster.plugins.module_utils.certify.nccl_results import parse_nccl_file, parse_nccl_output, parse_nccl_runs, split_nccl_runs
+from ansible_collections.dsxos.cluster.plugins.module_utils.certify.nccl_verdict import MAX_LISTED
 from ansible_collections.dsxos.cluster.plugins.module_utils.common.safe_yaml import dump_yaml, load_yaml_text
 
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "nccl")

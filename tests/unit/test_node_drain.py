@@ -18,6 +18,7 @@ from ansible_collections.dsxos.cluster.plugins.module_utils.kube.client import c
 from ansible_collections.dsxos.cluster.plugins.module_utils.kube.names import K8sInvalidName
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.drain_policy import DrainPolicy
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.entry import NODE_DRAIN, node_drain_from_params
+from ansible_collections.dsxos.cluster.plugins.module_utils.operate import node_drain as node_drain_module
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.node_drain import DrainError, DrainOptions, drain_nodes
 from ansible_collections.dsxos.cluster.tests.harness.k8s_emulator.pytest_fixture import (  # noqa: F401  pylint: disable=unused-import
     k8s_emulator, k8s_emulator_factory)
@@ -191,3 +192,98 @@ def test_only_pods_drains_just_those_pods_of_the_node(k8s_emulator):
     assert not result.get("failed"), result
     left = sorted(p["metadata"]["name"] for p in emu.api.list("v1", "Pod", "ml") if not p["metadata"].get("deletionTimestamp"))
     assert left == ["w-0-0", "w-0-2"], left
+
+
+# ---------------------------------------------------------------- the order of two observers: the answer and the watch
+# The eviction's answer (on a worker thread) and the pod's DELETED watch event (on the watch thread) race: on a loaded
+# machine the watch can win. The outcome must not depend on who wins. These tests force the slow path deterministically.
+
+def _solo_node(emu):
+    """One GPU node running ``solo`` (1 replica, grace 1 s emulated)."""
+    node = emu.add_nodes(1, "h100-eks", name_prefix="gpu-")[0]
+    emu.add_deployment("solo", replicas=1, node_selector={HOST: node}, grace_s=1)
+    emu.wait_for(lambda: len(running(emu, "default", "app=solo")) == 1, 20, what="solo running")
+    return node
+
+
+def _deletions_handled(monkeypatch):
+    """An Event set once a drain has handled a pod's DELETED watch event."""
+    seen = threading.Event()
+    real_on_pod = node_drain_module._NodeDrain._on_pod  # pylint: disable=protected-access
+
+    def on_pod(self, etype, obj):
+        real_on_pod(self, etype, obj)
+        if etype == "DELETED":
+            seen.set()
+
+    monkeypatch.setattr(node_drain_module._NodeDrain, "_on_pod", on_pod)  # pylint: disable=protected-access
+    return seen
+
+
+def _drain_one_pod(emu, monkeypatch, hold_answer):
+    """Drain one pod with ``hold_answer(deleted_seen)`` run after the server accepted the eviction, before its answer
+    is handed to the drain; ``deleted_seen`` is set once the drain has handled the pod's DELETED watch event."""
+    node = _solo_node(emu)
+    deleted_seen = _deletions_handled(monkeypatch)
+    real_evict = node_drain_module.evict_pod
+
+    def evict(*args, **kwargs):
+        answer = real_evict(*args, **kwargs)
+        hold_answer(deleted_seen)
+        return answer
+
+    monkeypatch.setattr(node_drain_module, "evict_pod", evict)
+    with client_for(emu) as client:
+        report = drain_nodes(client, [node], DrainOptions(reason="XID 79", timeout_s=60, **FAST))
+    return report, deleted_seen
+
+
+def test_a_pod_deleted_before_its_eviction_is_answered_is_evicted_not_gone(k8s_emulator, monkeypatch):
+    report, deleted_seen = _drain_one_pod(k8s_emulator, monkeypatch, lambda seen: seen.wait(30))
+    assert deleted_seen.is_set(), "the slow path was not forced: the drain never handled the DELETED event"
+    result = report.results[0]
+    assert result.status == "drained" and [p.outcome for p in result.pods] == ["evicted"], result.to_dict()
+    assert report.changed
+
+
+def test_the_usual_order_answer_first_is_still_evicted(k8s_emulator, monkeypatch):
+    report, dummy_seen = _drain_one_pod(k8s_emulator, monkeypatch, lambda seen: None)
+    result = report.results[0]
+    assert result.status == "drained" and [p.outcome for p in result.pods] == ["evicted"], result.to_dict()
+
+
+def test_a_lost_eviction_answer_whose_retry_finds_the_pod_gone_is_evicted(k8s_emulator):
+    """The server applies the eviction and the connection drops before the answer: the retry meets 404. That 404
+    is the first attempt's success, not a pod that went away on its own."""
+    emu = k8s_emulator
+    node = _solo_node(emu)
+    pod = running(emu, "default", "app=solo")[0]["metadata"]["name"]
+    emu.faults.set(f"/api/v1/namespaces/default/pods/{pod}/eviction", methods=["POST"], apply_drop_rate=1.0, limit=1)
+    # the retry waits until the pod is gone (grace 1 s at time scale 0.01), so it meets 404
+    with client_from_params({"kubeconfig": emu.kubeconfig_path, "retries": 2, "retry_backoff_s": 1.0}) as client:
+        report = drain_nodes(client, [node], DrainOptions(reason="XID 79", timeout_s=60, **FAST))
+    assert emu.faults.injected["apply_drop"] == 1
+    assert emu.api_calls("create", "pods/eviction") >= 2, "the eviction was retried"
+    result = report.results[0]
+    assert result.status == "drained" and [p.outcome for p in result.pods] == ["evicted"], result.to_dict()
+
+
+def test_a_pod_that_goes_away_on_its_own_while_its_eviction_is_in_flight_is_gone(k8s_emulator, monkeypatch):
+    """The pod is deleted by someone else after our eviction was sent and before the server served it (the drain has
+    handled its DELETED event by then): the server answers 404 to that first attempt, so the pod is gone, not evicted."""
+    emu = k8s_emulator
+    node = _solo_node(emu)
+    deleted_seen = _deletions_handled(monkeypatch)
+    real_evict = node_drain_module.evict_pod
+
+    def evict(client, decision, *args, **kwargs):
+        emu.api.delete("v1", "Pod", decision.name, namespace=decision.namespace, grace_period_seconds=0)
+        assert deleted_seen.wait(30), "the drain never handled the DELETED event"
+        return real_evict(client, decision, *args, **kwargs)
+
+    monkeypatch.setattr(node_drain_module, "evict_pod", evict)
+    with client_for(emu) as client:
+        report = drain_nodes(client, [node], DrainOptions(reason="XID 79", timeout_s=60, **FAST))
+    result = report.results[0]
+    assert result.status == "drained" and [p.outcome for p in result.pods] == ["gone"], result.to_dict()
+    assert "went away on its own" in result.pods[0].reason, result.to_dict()

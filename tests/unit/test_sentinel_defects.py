@@ -21,9 +21,10 @@ import pytest
 from ansible_collections.dsxos.cluster.plugins.module_utils.common.entry import call_entry
 from ansible_collections.dsxos.cluster.plugins.module_utils.kube.client import KubeClient, auth_from_params
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.entry import NODE_QUARANTINE
-from ansible_collections.dsxos.cluster.plugins.module_utils.operate.incident import (
-    ANN_ATTEMPTS, ANN_INCIDENT, AdvanceRequest, NodeIncidents, OpenRequest, format_time, parse_rfc3339, plan_advance, plan_open,
-)
+from ansible_collections.dsxos.cluster.plugins.module_utils.operate.incident import ANN_ATTEMPTS, ANN_INCIDENT
+from ansible_collections.dsxos.cluster.plugins.module_utils.operate.incident_changes import AdvanceRequest, OpenRequest, plan_advance, plan_open
+from ansible_collections.dsxos.cluster.plugins.module_utils.operate.incident_values import format_time, parse_rfc3339
+from ansible_collections.dsxos.cluster.plugins.module_utils.operate.node_incidents import NodeIncidents
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.quarantine_state import (
     ANN_PRIOR, LABEL_STATE, QuarantineRequest, QuarantineStateError, Taint, plan_action,
 )
@@ -218,7 +219,8 @@ def test_a_second_alert_that_fired_during_an_incident_and_arrives_after_it_retur
     new incident, and one that started before the incident's first alert is not refused by it. An incident RELEASED
     because its alerts resolved covers only its own alerts: one that started meanwhile and still fires was never handled
     (the release's close refuses to swallow a joined one) and opens a new incident - no older event cancels a fresh fault."""
-    from ansible_collections.dsxos.cluster.plugins.module_utils.operate.incident import AdvanceRequest, classify_firing, plan_advance, plan_close
+    from ansible_collections.dsxos.cluster.plugins.module_utils.operate.incident_changes import AdvanceRequest, plan_advance, plan_close
+    from ansible_collections.dsxos.cluster.plugins.module_utils.operate.incident_replay import classify_firing
 
     def ended(outcome):
         obj = node()

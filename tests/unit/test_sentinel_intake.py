@@ -16,7 +16,7 @@ from ansible_collections.dsxos.cluster.plugins.module_utils.kube.errors import K
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate import entry, sentinel_intake
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.batch_quarantine import BatchOptions
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.circuit_breaker import BreakerConfig
-from ansible_collections.dsxos.cluster.plugins.module_utils.operate.incident import parse_rfc3339
+from ansible_collections.dsxos.cluster.plugins.module_utils.operate.incident_values import parse_rfc3339
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.node_lock import LockRequest, NodeLock
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.remediation_state import get_states, run_node_incident
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.remediation_state import validate_options as validate_incident_options

@@ -12,9 +12,11 @@ from hypothesis import strategies as st
 from ansible_collections.dsxos.cluster.plugins.module_utils.common.entry import call_entry
 from ansible_collections.dsxos.cluster.plugins.module_utils.gpu.fault_classes import FAULT_CLASSES
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate import entry
-from ansible_collections.dsxos.cluster.plugins.module_utils.operate.incident import (
-    AdvanceRequest, NodeIncidents, OpenRequest, format_time, parse_rfc3339, plan_advance, plan_close, plan_open, plan_record,
+from ansible_collections.dsxos.cluster.plugins.module_utils.operate.incident_changes import (
+    AdvanceRequest, OpenRequest, plan_advance, plan_close, plan_open, plan_record,
 )
+from ansible_collections.dsxos.cluster.plugins.module_utils.operate.incident_values import format_time, parse_rfc3339
+from ansible_collections.dsxos.cluster.plugins.module_utils.operate.node_incidents import NodeIncidents
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.sentinel_policy import (
     ACTIONS, PolicyOptions, SentinelPolicyError, plan, validate_event, validate_rules,
 )

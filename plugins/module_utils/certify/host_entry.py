@@ -21,7 +21,7 @@ from ansible_collections.dsxos.cluster.plugins.module_utils.certify.goodput_inpu
 from ansible_collections.dsxos.cluster.plugins.module_utils.certify.goodput_launcher import GoodputLaunchError, LaunchConfig, launch_rank
 from ansible_collections.dsxos.cluster.plugins.module_utils.certify.goodput_stats import evaluate_logs
 from ansible_collections.dsxos.cluster.plugins.module_utils.certify.nccl_local_test import local_launch, run_local_test
-from ansible_collections.dsxos.cluster.plugins.module_utils.certify.nccl_results import canonical_collective
+from ansible_collections.dsxos.cluster.plugins.module_utils.certify.nccl_collectives import canonical_collective
 from ansible_collections.dsxos.cluster.plugins.module_utils.certify.nccl_runner import binary_path
 from ansible_collections.dsxos.cluster.plugins.module_utils.common.entry import EntryPoint
 

@@ -13,7 +13,8 @@ from __future__ import annotations
 import os
 from typing import Any, Dict, Mapping, Optional, Sequence
 
-from ansible_collections.dsxos.cluster.plugins.module_utils.certify.nccl_results import DEFAULT_LARGE_MESSAGE_BYTES, parse_nccl_output
+from ansible_collections.dsxos.cluster.plugins.module_utils.certify.nccl_result_model import DEFAULT_LARGE_MESSAGE_BYTES
+from ansible_collections.dsxos.cluster.plugins.module_utils.certify.nccl_results import parse_nccl_output
 from ansible_collections.dsxos.cluster.plugins.module_utils.certify.nccl_runner import (
     LocalLaunch, NcclRunnerError, NcclTestArgs, run_one,
 )

@@ -35,11 +35,12 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from ansible_collections.dsxos.cluster.plugins.module_utils.certify.isolation_planner import (
-    EXCLUDED, FAILED, FAULTY, HEALTHY, INCOMPLETE, INCONCLUSIVE, PASSED, GroupTest, IsolationConfig, IsolationPlanner,
-    TestOutcome)
-from ansible_collections.dsxos.cluster.plugins.module_utils.certify.nccl_results import (
-    COLLECTIVES, DEFAULT_LARGE_MESSAGE_BYTES, NcclResult, canonical_collective, parse_nccl_output)
+from ansible_collections.dsxos.cluster.plugins.module_utils.certify.isolation_model import (
+    EXCLUDED, FAILED, FAULTY, HEALTHY, INCOMPLETE, INCONCLUSIVE, PASSED, GroupTest, IsolationConfig, TestOutcome)
+from ansible_collections.dsxos.cluster.plugins.module_utils.certify.isolation_planner import IsolationPlanner
+from ansible_collections.dsxos.cluster.plugins.module_utils.certify.nccl_collectives import COLLECTIVES, canonical_collective
+from ansible_collections.dsxos.cluster.plugins.module_utils.certify.nccl_result_model import DEFAULT_LARGE_MESSAGE_BYTES, NcclResult
+from ansible_collections.dsxos.cluster.plugins.module_utils.certify.nccl_results import parse_nccl_output
 from ansible_collections.dsxos.cluster.plugins.module_utils.certify.nccl_thresholds import (
     ThresholdConfig, accelerator_from_device_name, evaluate, fleet_stats, validate_thresholds)
 from ansible_collections.dsxos.cluster.plugins.module_utils.certify.errors import CertifyError

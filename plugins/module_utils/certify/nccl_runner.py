@@ -29,7 +29,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Dict, List, Mapping, Optional, Sequence, Union
 
-from ansible_collections.dsxos.cluster.plugins.module_utils.certify.nccl_results import canonical_collective
+from ansible_collections.dsxos.cluster.plugins.module_utils.certify.nccl_collectives import canonical_collective
 from ansible_collections.dsxos.cluster.plugins.module_utils.certify.errors import CertifyError
 
 #: collective -> nccl-tests binary name

@@ -25,7 +25,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
 
-from ansible_collections.dsxos.cluster.plugins.module_utils.certify.nccl_results import COLLECTIVES, NcclResult, canonical_collective
+from ansible_collections.dsxos.cluster.plugins.module_utils.certify.nccl_collectives import COLLECTIVES, canonical_collective
+from ansible_collections.dsxos.cluster.plugins.module_utils.certify.nccl_result_model import NcclResult
 from ansible_collections.dsxos.cluster.plugins.module_utils.certify.errors import CertifyError
 from ansible_collections.dsxos.cluster.plugins.module_utils.common.safe_yaml import load_yaml_file
 

@@ -42,7 +42,8 @@ from ansible_collections.dsxos.cluster.plugins.module_utils.operate.batch_quaran
     LOCK_PURPOSE, BatchOptions, BatchQuarantineError, checked_decisions, release_node_lock, run_all, take_node_lock,
 )
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.drain_policy import pod_refs
-from ansible_collections.dsxos.cluster.plugins.module_utils.operate.incident import DRAINED, DRAINING, IncidentError, QUARANTINED
+from ansible_collections.dsxos.cluster.plugins.module_utils.operate.incident import DRAINED, DRAINING, QUARANTINED
+from ansible_collections.dsxos.cluster.plugins.module_utils.operate.incident_values import IncidentError
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.node_drain import DRAINED as NODE_DRAINED
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.node_drain import DrainOptions, NodeDrainResult, drain_nodes
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.node_lock import LockRequest

@@ -43,7 +43,7 @@ from ansible_collections.dsxos.cluster.plugins.module_utils.kube.api import Kube
 from ansible_collections.dsxos.cluster.plugins.module_utils.kube.errors import K8sError
 from ansible_collections.dsxos.cluster.plugins.module_utils.kube.names import validate_namespace
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.circuit_breaker import BreakerConfig, CircuitBreaker
-from ansible_collections.dsxos.cluster.plugins.module_utils.operate.incident import IncidentError, format_time, parse_rfc3339, validate_fingerprint
+from ansible_collections.dsxos.cluster.plugins.module_utils.operate.incident_values import IncidentError, format_time, parse_rfc3339, validate_fingerprint
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.node_lock import LockRequest, try_lock, unlock_quietly
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.node_lock import validate_request as validate_lock_request
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.node_quarantine import (

@@ -32,7 +32,7 @@ from ansible_collections.dsxos.cluster.plugins.module_utils.operate.node_quarant
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.quarantine_state import ACTIONS, DEFAULT_HISTORY_LIMIT, TAINT_EFFECTS, default_actor
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.incident import OUTCOMES as INCIDENT_OUTCOMES
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.incident import STATES as INCIDENT_STATES
-from ansible_collections.dsxos.cluster.plugins.module_utils.operate.incident import parse_rfc3339
+from ansible_collections.dsxos.cluster.plugins.module_utils.operate.incident_values import parse_rfc3339
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.remediation_state import ACTIONS as INCIDENT_ACTIONS
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.remediation_state import run_node_incident
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.remediation_state import validate_options as validate_incident_options

@@ -16,6 +16,7 @@ from typing import Any, Callable, Optional
 
 from ansible_collections.dsxos.cluster.plugins.module_utils.kube.api import KubeApi
 from ansible_collections.dsxos.cluster.plugins.module_utils.kube.client import ApiException, discard
+from ansible_collections.dsxos.cluster.plugins.module_utils.kube.errors import K8sNotFound
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.drain_policy import EvictionRefusal, PodDecision, parse_eviction_refusal
 
 
@@ -81,6 +82,7 @@ def evict_pod(client: KubeApi, decision: PodDecision, grace_period_s: Optional[i
 
     Returns None when accepted, an :class:`EvictionRefusal` when a budget refuses (not retried here); raises K8sError.
     The body is policy/v1, or policy/v1beta1 on an API server older than 1.22 (see :data:`EVICTION_VERSIONS`).
+    A 404 on a retry (the first attempt's answer was lost) counts as accepted: only a first attempt's 404 means gone.
     """
     delete_options: dict[str, Any] = {"preconditions": {"uid": decision.uid}} if decision.uid else {}
     if grace_period_s is not None:
@@ -91,8 +93,10 @@ def evict_pod(client: KubeApi, decision: PodDecision, grace_period_s: Optional[i
     if dry_run:
         kwargs["dry_run"] = "All"
     server = str(getattr(client, "server", "") or "")
+    sent = [0]
 
     def once() -> Optional[EvictionRefusal]:
+        sent[0] += 1
         known = _EVICTION_VERSION_BY_SERVER.get(server)
         versions = (known,) if known else EVICTION_VERSIONS
         for version in versions:
@@ -114,7 +118,14 @@ def evict_pod(client: KubeApi, decision: PodDecision, grace_period_s: Optional[i
                     return refusal
                 raise
         return None  # not reached: the last version either returns or raises
-    return client.call("create", "pods/eviction", once)
+    try:
+        return client.call("create", "pods/eviction", once)
+    except K8sNotFound:
+        if sent[0] > 1:
+            # an earlier attempt got no clear answer (a dropped connection, a 5xx) and now the pod is gone: that
+            # attempt was applied, so the eviction was accepted
+            return None
+        raise
 
 
 def delete_pod(client: KubeApi, decision: PodDecision, grace_period_s: Optional[int], dry_run: bool) -> None:

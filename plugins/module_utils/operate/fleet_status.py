@@ -26,9 +26,9 @@ from ansible_collections.dsxos.cluster.plugins.module_utils.kube.names import va
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.fleet_report import (
     DEFAULT_BASENAME, FORMATS, render_formats, to_markdown, write_report,
 )
-from ansible_collections.dsxos.cluster.plugins.module_utils.operate.incident import (
-    ANN_INCIDENT, LABEL_INCIDENT_STATE, RETURNED, Incident, IncidentError, NodeIncidents, Standing, format_time, parse_rfc3339,
-)
+from ansible_collections.dsxos.cluster.plugins.module_utils.operate.incident import ANN_INCIDENT, LABEL_INCIDENT_STATE, RETURNED, Incident
+from ansible_collections.dsxos.cluster.plugins.module_utils.operate.incident_values import IncidentError, format_time, parse_rfc3339
+from ansible_collections.dsxos.cluster.plugins.module_utils.operate.node_incidents import NodeIncidents, Standing
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.quarantine_state import (
     QUARANTINE_ACTIONS, STATE_QUARANTINED, NodeView, QuarantineStateError,
 )

@@ -57,6 +57,8 @@ POD_FAILED = "failed"
 WOULD_EVICT = "would_evict"
 WOULD_WAIT = "would_wait"
 DRY_RUN_OK = "dry_run_ok"
+#: the events that answer one eviction/deletion request (each follows its request's "sending" event)
+ANSWERS = ("accepted", "gone", "failed", "refused")
 SUCCESS_OUTCOMES = (EVICTED, DELETED, COMPLETED, GONE, SKIPPED, WOULD_EVICT, WOULD_WAIT, DRY_RUN_OK)
 
 # node statuses
@@ -214,6 +216,11 @@ class _NodeDrain:  # pylint: disable=too-many-instance-attributes
         self.removal_requested: dict[str, str] = {}  # key -> EVICTED/DELETED once the API accepted it
         self.last_refusal: dict[str, EvictionRefusal] = {}
         self.attempts: dict[str, int] = {}
+        #: key -> eviction/deletion requests sent whose answer this thread has not handled yet ("sending" events are
+        #: queued before each request, so they are always handled before any watch event the request causes)
+        self.in_flight: dict[str, int] = {}
+        #: keys whose pod left while a request for it was in flight: the request's answer decides the outcome
+        self.vanished: set[str] = set()
         self.started = time.monotonic()
         self.deadline = self.started + options.timeout_s
         self.eviction_deadline = self.started + options.eviction_budget_s()
@@ -336,6 +343,7 @@ class _NodeDrain:  # pylint: disable=too-many-instance-attributes
             if self.cancel.is_set():
                 return
             self.attempts[dec.key] = self.attempts.get(dec.key, 0) + 1
+            self.events.put(("sending", dec.key))
             try:
                 refusal = evict_pod(self.client, dec, self.options.grace_period_s, False)
             except K8sNotFound:
@@ -361,6 +369,7 @@ class _NodeDrain:  # pylint: disable=too-many-instance-attributes
         def job() -> None:
             if self.cancel.is_set():
                 return
+            self.events.put(("sending", dec.key))
             try:
                 delete_pod(self.client, dec, self.options.grace_period_s, False)
             except K8sNotFound:
@@ -392,7 +401,9 @@ class _NodeDrain:  # pylint: disable=too-many-instance-attributes
             self._handle(event)
         for key, dec in list(self.pending.items()):
             refusal = self.last_refusal.get(key)
-            if key in self.removal_requested:
+            if key in self.vanished:
+                self._finish(dec, GONE, "pod went away while a request for it was unanswered")
+            elif key in self.removal_requested:
                 self._finish(dec, TIMED_OUT, f"{self.removal_requested[key]} but still terminating after timeout_s {self.options.timeout_s:g} s")
             elif refusal is not None and refusal.kind == "pdb":
                 self._finish(dec, PDB_BLOCKED, f"{refusal.describe()} until timeout_s {self.options.timeout_s:g} s", refusal.pdb)
@@ -420,6 +431,14 @@ class _NodeDrain:  # pylint: disable=too-many-instance-attributes
             key = event[1]
             dec = self.pending.get(key)
             if dec is None:
+                return
+            if kind == "sending":
+                self.in_flight[key] = self.in_flight.get(key, 0) + 1
+                return
+            if kind in ANSWERS:
+                self.in_flight[key] = max(0, self.in_flight.get(key, 0) - 1)
+            if key in self.vanished:
+                self._answer_after_vanish(dec, kind, event)
                 return
             if kind == "accepted":
                 self.removal_requested[key] = event[2]
@@ -450,12 +469,26 @@ class _NodeDrain:  # pylint: disable=too-many-instance-attributes
                 self._finish(dec, DELETED, self._pdb_note(key, "deleted after the eviction timeout"), self._pdb_name(key))
             elif how == EVICTED:
                 self._finish(dec, EVICTED, self._retry_note(key))
+            elif self.in_flight.get(key):
+                # our request is unanswered: its answer (handled later, in order) says whether we removed the pod
+                self.vanished.add(key)
             else:
                 self._finish(dec, COMPLETED if self.options.mode == "allow_completion" else GONE, "pod went away on its own")
         elif etype == "MODIFIED" and self.options.mode == "allow_completion":
             phase = (obj.get("status") or {}).get("phase")
             if phase in ("Succeeded", "Failed"):
                 self._finish(dec, COMPLETED, f"finished (phase {phase})")
+
+    def _answer_after_vanish(self, dec: PodDecision, kind: str, event: tuple[Any, ...]) -> None:
+        """The pod left while a request for it was unanswered; now an answer came: accepted means we removed it."""
+        key = dec.key
+        if kind == "accepted":
+            self.removal_requested[key] = event[2]
+            self._on_pod("DELETED", {"metadata": {"namespace": dec.namespace, "name": dec.name, "uid": dec.uid}})
+        elif not self.in_flight.get(key):
+            what = {"gone": "pod went away on its own (the server no longer knew it)", "failed": f"pod went away on its own ({event[2]})",
+                    "refused": "pod went away on its own (its eviction was refused)"}.get(kind, "pod went away on its own")
+            self._finish(dec, GONE, what)
 
     def _pdb_name(self, key: str) -> Optional[str]:
         refusal = self.last_refusal.get(key)

@@ -4,7 +4,7 @@
 """The sentinel's incident record on Nodes through the API: read, write with resourceVersion preconditions, Events.
 
 Each write operation (``open``, ``advance``, ``join``, ``resolve``, ``close``, ``record``) is: GET the node, plan the
-change with :mod:`.incident` (pure), PATCH the annotations and the state label in ONE strategic merge patch that carries
+change with :mod:`.incident_changes` (pure), PATCH the annotations and the state label in ONE strategic merge patch that carries
 the node's ``metadata.resourceVersion``; a concurrent writer makes the patch fail with 409 and the node is read and the
 change planned again (``conflict_retries``). A change that happened emits one ``core/v1`` Event on the Node
 (``involvedObject`` the Node, ``reason`` ``SentinelQuarantined`` ... ``SentinelReturned``, source ``dsxos-sentinel``);
@@ -29,10 +29,14 @@ from ansible_collections.dsxos.cluster.plugins.module_utils.kube.client import d
 from ansible_collections.dsxos.cluster.plugins.module_utils.kube.errors import K8sConflict, K8sError, K8sNotFound
 from ansible_collections.dsxos.cluster.plugins.module_utils.kube.names import validate_label_selector, validate_namespace, validate_node_name
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.incident import (
-    DRAINING, LABEL_INCIDENT_STATE, OPEN_STATES, OUTCOMES, RECERTIFYING, REMEDIATING, STATES, AdvanceRequest, Change, IncidentError,
-    NodeIncidents, OpenRequest, format_time, plan_advance, plan_close, plan_join, plan_open, plan_record, plan_resolve, status_markdown, status_row,
-    validate_incident_id, validate_text,
+    DRAINING, LABEL_INCIDENT_STATE, OPEN_STATES, OUTCOMES, RECERTIFYING, REMEDIATING, STATES,
 )
+from ansible_collections.dsxos.cluster.plugins.module_utils.operate.incident_changes import (
+    AdvanceRequest, Change, OpenRequest, plan_advance, plan_close, plan_join, plan_open, plan_record, plan_resolve,
+)
+from ansible_collections.dsxos.cluster.plugins.module_utils.operate.incident_status import status_markdown, status_row
+from ansible_collections.dsxos.cluster.plugins.module_utils.operate.incident_values import IncidentError, format_time, validate_incident_id, validate_text
+from ansible_collections.dsxos.cluster.plugins.module_utils.operate.node_incidents import NodeIncidents
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.node_lock import live_locks
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.node_quarantine import patch_node, read_node
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.quarantine_state import LABEL_STATE, STATE_QUARANTINED, default_actor

@@ -32,7 +32,7 @@ from typing import Any, Mapping, Optional, Sequence
 from ansible_collections.dsxos.cluster.plugins.module_utils.kube.api import KubeApi
 from ansible_collections.dsxos.cluster.plugins.module_utils.kube.errors import K8sError
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.batch_quarantine import OPENING_KINDS, BatchOptions, quarantine_batch
-from ansible_collections.dsxos.cluster.plugins.module_utils.operate.incident import IncidentError
+from ansible_collections.dsxos.cluster.plugins.module_utils.operate.incident_values import IncidentError
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.remediation_state import apply_incident, get_states
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.remediation_state import validate_options as validate_incident_options
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.sentinel_policy import PolicyOptions, plan

@@ -35,10 +35,12 @@ from ansible_collections.dsxos.cluster.plugins.module_utils.gpu.fault_classes im
 from ansible_collections.dsxos.cluster.plugins.module_utils.kube.errors import K8sError
 from ansible_collections.dsxos.cluster.plugins.module_utils.kube.names import validate_node_name
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.drain_policy import pod_refs
-from ansible_collections.dsxos.cluster.plugins.module_utils.operate.incident import (
-    NEEDS_ATTENTION, IncidentError, NodeIncidents, classify_firing, classify_resolved, format_time, incident_id_for, incident_reason, parse_rfc3339,
-    validate_fingerprint, validate_text,
+from ansible_collections.dsxos.cluster.plugins.module_utils.operate.incident import NEEDS_ATTENTION
+from ansible_collections.dsxos.cluster.plugins.module_utils.operate.incident_replay import classify_firing, classify_resolved
+from ansible_collections.dsxos.cluster.plugins.module_utils.operate.incident_values import (
+    IncidentError, format_time, incident_id_for, incident_reason, parse_rfc3339, validate_fingerprint, validate_text,
 )
+from ansible_collections.dsxos.cluster.plugins.module_utils.operate.node_incidents import NodeIncidents
 
 ACTIONS = ("record", "quarantine", "quarantine_drain", "partial_drain", "reset_gpu", "reboot", "replace", "contact_support",
            "driver_reload")
