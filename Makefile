@@ -45,7 +45,7 @@ ANSIBLE_ENV := $(ANSIBLE_BASE_ENV) ANSIBLE_COLLECTIONS_SCAN_SYS_PATH=False
 SANITY_SKIP ?= pslint
 export SANITY_SKIP
 
-.PHONY: help system-deps venv venv-runtime build install install-private unit integration sanity lint docs-check molecule test demo bench clean
+.PHONY: help system-deps demo-system-deps venv venv-runtime build install install-private unit integration sanity lint docs-check molecule test demo bench clean
 
 help:
 	@echo "make demo | install | test | venv-runtime | venv | build | unit | integration | sanity | lint | docs-check | molecule | bench | clean"
@@ -55,6 +55,11 @@ help:
 # System packages of the tests (sshd, OpenMPI, iproute2, shellcheck, ...): installed when missing (needs root).
 system-deps:
 	scripts/system_deps.sh
+
+# System packages of the demo (Alertmanager, Java 17, python3-venv): installed when missing as root; otherwise named
+# with the apt-get line to run, and nothing starts.
+demo-system-deps:
+	scripts/system_deps.sh --demo
 
 venv-runtime: $(RT_STAMP)
 
@@ -128,7 +133,7 @@ $(INVENTORY):
 # ansible-rulebook), run from the collection `make install` put into $(USER_COLLECTIONS). Needs the runtime venv plus
 # ansible-rulebook (installed here when missing, at requirements-test.txt's pins), and prometheus-alertmanager and
 # Java 17 from the system: scripts/demo.sh names a missing one with what to install, before it starts anything.
-demo: install $(INVENTORY)
+demo: demo-system-deps install $(INVENTORY)
 	@[ -x $(BIN)/ansible-rulebook ] || $(BIN)/pip install -q -c <(grep -E '^[A-Za-z0-9_.-]+==' requirements-test.txt) \
 		"$$(grep -E '^ansible-rulebook==' requirements-test.txt)"
 	scripts/demo.sh $(USER_COLLECTIONS) $(INVENTORY) $(DEMO_OUT)

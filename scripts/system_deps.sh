@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Install the system packages the tests and the demo need, only those missing (Debian/Ubuntu, as root).
-# Usage: scripts/system_deps.sh [--bootstrap]   (--bootstrap: only what `make` itself needs, for .ci/run)
+# Usage: scripts/system_deps.sh [--bootstrap | --demo]
+#   --bootstrap: only what `make` itself needs (for .ci/run); --demo: what `make demo` needs (a real Alertmanager, Java
+#   17 for ansible-rulebook's rule engine, python3-venv). As a normal user nothing is installed: the missing packages
+#   are named with the apt-get line to run, and the exit status is 1.
 set -euo pipefail
 
 # command -> Debian package.
@@ -9,7 +12,12 @@ declare -A NEEDED=(
     [make]=make
     [sha256sum]=coreutils
 )
-if [ "${1:-}" != "--bootstrap" ]; then
+if [ "${1:-}" = "--demo" ]; then
+    NEEDED+=(
+        [prometheus-alertmanager]=prometheus-alertmanager
+        [java]=openjdk-17-jre-headless
+    )
+elif [ "${1:-}" != "--bootstrap" ]; then
     NEEDED+=(
         # ansible-test's "shellcheck" sanity test checks scripts/ and .ci/.
         [shellcheck]=shellcheck
@@ -42,11 +50,12 @@ for cmd in "${!NEEDED[@]}"; do
 done
 python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || missing+=(python3-venv)
 [ "${#missing[@]}" -eq 0 ] && exit 0
-if [ "$(id -u)" -ne 0 ]; then
-    echo "missing system packages (${missing[*]}); install them as root (scripts/system_deps.sh does)" >&2
+mapfile -t unique < <(printf '%s\n' "${missing[@]}" | sort -u)
+if [ "$EUID" -ne 0 ]; then
+    echo "missing system packages: ${unique[*]}; install them as root: sudo apt-get install -y ${unique[*]}" >&2
+    echo "(or run this make target as root: scripts/system_deps.sh installs them itself)" >&2
     exit 1
 fi
-mapfile -t unique < <(printf '%s\n' "${missing[@]}" | sort -u)
 echo "installing system packages: ${unique[*]}"
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq

@@ -111,13 +111,7 @@ def check_plugin(plugin_type: str, fqcn: str, env: dict[str, str], cwd: Path, re
     except (json.JSONDecodeError, AttributeError) as err:
         report.add(f"{label}: ansible-doc --json output is not a JSON object ({err})")
         return
-    doc = entry.get("doc") or {}
-    if not doc:
-        report.add(f"{label}: missing DOCUMENTATION")
-    elif not doc.get("short_description"):
-        report.add(f"{label}: DOCUMENTATION has no short_description")
-    if plugin_type == "module" and not entry.get("examples"):
-        report.add(f"{label}: missing EXAMPLES")
+    _check_entry(plugin_type, fqcn, entry, report)
     as_text = run_doc(["-t", plugin_type, fqcn], env, cwd)
     if as_text.rc != 0:
         report.add(f"{label}: ansible-doc (text) exit {as_text.rc}: {(as_text.stderr or as_text.stdout).strip()[-400:]}")
@@ -125,6 +119,52 @@ def check_plugin(plugin_type: str, fqcn: str, env: dict[str, str], cwd: Path, re
         report.add(f"{label}: {warning}")
     if as_text.rc == 0 and fqcn.split(".")[-1] not in as_text.stdout:
         report.add(f"{label}: text rendering does not mention the plugin name")
+
+
+def _check_entry(plugin_type: str, fqcn: str, entry: dict, report: Report) -> None:
+    """The DOCUMENTATION/EXAMPLES checks of one plugin's ``ansible-doc --json`` entry."""
+    label = f"{plugin_type} {fqcn}"
+    doc = entry.get("doc") or {}
+    if not doc:
+        report.add(f"{label}: missing DOCUMENTATION")
+    elif not doc.get("short_description"):
+        report.add(f"{label}: DOCUMENTATION has no short_description")
+    if plugin_type == "module" and not entry.get("examples"):
+        report.add(f"{label}: missing EXAMPLES")
+
+
+def text_sections(plugin_type: str, text: str) -> dict[str, str]:
+    """Split a multi-plugin text rendering into {fqcn: its section} (each starts with ``> TYPE fqcn (path)``)."""
+    sections: dict[str, list[str]] = {}
+    current: list[str] = []
+    marker = f"> {plugin_type.upper()} "
+    for line in text.splitlines():
+        if line.startswith(marker):
+            current = sections.setdefault(line[len(marker):].split(" ", 1)[0], [])
+        current.append(line)
+    return {name: "\n".join(lines) for name, lines in sections.items()}
+
+
+def check_plugins(plugin_type: str, fqcns: list[str], env: dict[str, str], cwd: Path, report: Report) -> None:
+    """Render every plugin of one type in ONE ``ansible-doc --json`` and ONE text call (each call costs ansible's start-up,
+    ~1 s); when either fails, warns, or leaves a plugin out, every plugin is checked alone so each problem is named."""
+    if not fqcns:
+        return
+    as_json = run_doc(["-t", plugin_type, "--json", *fqcns], env, cwd)
+    as_text = run_doc(["-t", plugin_type, *fqcns], env, cwd)
+    try:
+        entries = json.loads(as_json.stdout) if as_json.rc == 0 else None
+    except json.JSONDecodeError:
+        entries = None
+    sections = text_sections(plugin_type, as_text.stdout) if as_text.rc == 0 else {}
+    clean = (isinstance(entries, dict) and not as_json.warnings() and not as_text.warnings()
+             and all(isinstance(entries.get(f), dict) and f.split(".")[-1] in sections.get(f, "") for f in fqcns))
+    if not clean:
+        for fqcn in fqcns:
+            check_plugin(plugin_type, fqcn, env, cwd, report)
+        return
+    for fqcn in fqcns:
+        _check_entry(plugin_type, fqcn, entries[fqcn], report)
 
 
 def module_names(source: Path) -> list[str]:
@@ -156,10 +196,8 @@ def check_collection(collections_path: Path, collection: str, source: Path) -> R
     listed_filters = listed("filter", collection, env, cwd, report)
     filters = sorted(set(sidecar_filter_names(source)) | {name.rsplit(".", 1)[-1] for name in listed_filters})
 
-    for name in modules:
-        check_plugin("module", f"{collection}.{name}", env, cwd, report)
-    for name in filters:
-        check_plugin("filter", f"{collection}.{name}", env, cwd, report)
+    check_plugins("module", [f"{collection}.{name}" for name in modules], env, cwd, report)
+    check_plugins("filter", [f"{collection}.{name}" for name in filters], env, cwd, report)
     report.checked = {"module": modules, "filter": filters}
     return report
 
