@@ -45,7 +45,7 @@ ANSIBLE_ENV := $(ANSIBLE_BASE_ENV) ANSIBLE_COLLECTIONS_SCAN_SYS_PATH=False
 SANITY_SKIP ?= pslint
 export SANITY_SKIP
 
-.PHONY: help system-deps demo-system-deps venv venv-runtime build install install-private unit integration sanity lint docs-check molecule test demo bench clean
+.PHONY: help system-deps demo-system-deps venv venv-runtime build install install-private unit integration sanity lint docs-check molecule molecule-lanes test demo bench clean
 
 help:
 	@echo "make demo | install | test | venv-runtime | venv | build | unit | integration | sanity | lint | docs-check | molecule | bench | clean"
@@ -109,6 +109,15 @@ MOLECULE_ARGS ?= --all
 molecule: venv $(INSTALL_PRIVATE)
 	$(MOLECULE_ENV) $(BIN)/molecule test $(MOLECULE_ARGS)
 
+# The same scenarios in two lanes side by side (what `make test` runs): the fabric scenarios one after another (each
+# builds its own network-namespace fabric) beside the built-in-cluster scenarios one after another. Most of a scenario's
+# time is spent waiting on ansible-playbook, sshd and mpirun, so two lanes keep both cores busy.
+MOLECULE_LANES = \
+	'molecule-fabric=$(MOLECULE_ENV) $(BIN)/molecule test -s certify && $(MOLECULE_ENV) $(BIN)/molecule test -s certify_unreachable' \
+	'molecule-cluster=$(MOLECULE_ENV) $(BIN)/molecule test -s configure && $(MOLECULE_ENV) $(BIN)/molecule test -s certify_kubernetes && $(MOLECULE_ENV) $(BIN)/molecule test -s sentinel'
+molecule-lanes: venv $(INSTALL_PRIVATE)
+	scripts/run_parallel.sh $(MOLECULE_LANES)
+
 # ansible-lint warns when ANSIBLE_COLLECTIONS_SCAN_SYS_PATH is off, so it gets the base environment.
 lint: venv $(INSTALL_PRIVATE)
 	$(ANSIBLE_BASE_ENV) $(BIN)/ansible-lint --profile production --offline --nocolor
@@ -117,13 +126,17 @@ docs-check: venv $(INSTALL_PRIVATE)
 	$(BIN)/python tests/check_docs.py --collections-path $(INSTALLED)
 
 # docs-check, lint and sanity read the sources and write only their own directories (.build/installed,
-# .build/sanity), so they run side by side after the pytest stages: "checks=" runs them concurrently.
+# .build/sanity), so they run beside the integration tests, at nice 19: they take only the CPU the integration tests
+# leave (their waits, the tail of the last long tests) and never slow a timing-sensitive test down. Molecule runs
+# after them: its certify scenarios start nccl-tests stand-ins, which the integration tests' "no stand-in process is
+# left on the machine" checks would see.
+CHECKS_NICE ?= 19
 test: system-deps venv install-private
 	scripts/build_kube_control_plane.sh
 	scripts/run_stages.sh \
 		"unit=$(MAKE) unit" \
-		"integration=$(MAKE) integration" \
-		"checks=scripts/run_parallel.sh 'sanity=$(MAKE) sanity' 'docs-check=$(MAKE) docs-check INSTALL_PRIVATE=' 'lint=$(MAKE) lint INSTALL_PRIVATE=' 'molecule=$(MAKE) molecule INSTALL_PRIVATE='"
+		"integration+checks=scripts/run_parallel.sh 'integration=$(MAKE) integration' 'sanity=nice -n $(CHECKS_NICE) $(MAKE) sanity' 'docs-check=nice -n $(CHECKS_NICE) $(MAKE) docs-check INSTALL_PRIVATE=' 'lint=nice -n $(CHECKS_NICE) $(MAKE) lint INSTALL_PRIVATE='" \
+		"molecule=$(MAKE) molecule-lanes INSTALL_PRIVATE="
 
 $(INVENTORY):
 	@mkdir -p $(dir $@)

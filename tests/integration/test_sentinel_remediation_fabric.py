@@ -359,7 +359,21 @@ def test_recertify_passes_a_healthy_host_and_not_the_dbe_host(ansible_run, insta
 
     assert ghost["passed"] is False and ghost["reason"].startswith(f"{GHOST} excluded: unreachable"), ghost
     assert run.rc == 0 and run.stats["localhost"].get("failures", 0) == 0
-    assert not [p for p in os.listdir("/proc") if p.isdigit() and _is_standin(p, nccl_standin_dir)], "a stand-in process is left"
+    left = [p for p in os.listdir("/proc") if p.isdigit() and _is_standin(p, nccl_standin_dir)]
+    assert not left, "a stand-in process is left: " + "; ".join(_describe(p) for p in left)
+
+
+def _describe(pid: str) -> str:
+    """A leftover process: its command line, state, parent and session, and its parent's command line."""
+    def read(path: str) -> str:
+        try:
+            with open(path, "rb") as handle:
+                return handle.read().replace(b"\0", b" ").decode("utf-8", "replace").strip()
+        except OSError:
+            return "?"
+    stat = read(f"/proc/{pid}/stat").rsplit(")", 1)[-1].split()
+    state, ppid, sid = (stat[0], stat[1], stat[3]) if len(stat) > 3 else ("?", "?", "?")
+    return f"{pid} [{state}] {read(f'/proc/{pid}/cmdline')[:200]} (ppid {ppid}: {read(f'/proc/{ppid}/cmdline')[:200]}; session {sid})"
 
 
 def _is_standin(pid: str, binary_dir: Path) -> bool:
@@ -441,4 +455,5 @@ def test_the_remediate_playbook_reboots_recertifies_and_returns_a_node_and_keeps
     reason = json.loads(node["metadata"]["annotations"]["dsxos.io/quarantine-prior"])["reason"]
     assert node["spec"]["unschedulable"] is True and incident["state"] == "needs-attention"
     assert incident["id"] in reason and dbe in reason and "failed" in reason, reason
-    assert not [p for p in os.listdir("/proc") if p.isdigit() and _is_standin(p, nccl_standin_dir)], "a stand-in process is left"
+    left = [p for p in os.listdir("/proc") if p.isdigit() and _is_standin(p, nccl_standin_dir)]
+    assert not left, "a stand-in process is left: " + "; ".join(_describe(p) for p in left)
