@@ -63,3 +63,5 @@ if [ -n "$failed" ]; then
 fi
 printf '========== all %d stages OK in %ss [%s] ==========\n' "${#passed[@]}" "$total" "$detail"
 echo "tests: $(grand_total)"
+# where the time went, per test file (worker time, slowest first)
+python3 "$REPO/scripts/test_times.py" "$REPO"/.build/reports/pytest-*.xml || true
