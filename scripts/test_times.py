@@ -40,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     files = per_file(args.reports)
     if not files:
         return 0
-    total = sum(secs for secs, _ in files.values())
+    total = sum(secs for secs, dummy_count in files.values())
     sys.stdout.write("worker time per test file (slowest %d of %d, %.0f s in all):\n" % (min(args.top, len(files)), len(files), total))
     for name, (secs, count) in sorted(files.items(), key=lambda kv: -kv[1][0])[:args.top]:
         sys.stdout.write("  %7.1f s %5.1f %%  %4d tests  %s\n" % (secs, 100.0 * secs / total if total else 0.0, count, name))

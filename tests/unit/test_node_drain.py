@@ -287,3 +287,34 @@ def test_a_pod_that_goes_away_on_its_own_while_its_eviction_is_in_flight_is_gone
     result = report.results[0]
     assert result.status == "drained" and [p.outcome for p in result.pods] == ["gone"], result.to_dict()
     assert "went away on its own" in result.pods[0].reason, result.to_dict()
+
+
+def test_a_watch_restart_that_no_longer_lists_a_pod_under_eviction_waits_for_the_answer(k8s_emulator, monkeypatch):
+    """The watch ends just as the eviction is sent; the drain re-lists only once the evicted pod is gone, before it has
+    handled anything of the eviction: the list misses the pod while its eviction is unanswered. The answer decides."""
+    emu = k8s_emulator
+    node = _solo_node(emu)
+    restarted = threading.Event()
+    real_restart = node_drain_module._NodeDrain._restart_watch  # pylint: disable=protected-access
+    real_evict_job = node_drain_module._NodeDrain._evict_job  # pylint: disable=protected-access
+
+    def restart(self, err):
+        emu.wait_for(lambda: not emu.api.pods("default", node=node, label_selector="app=solo"), 20, what="the pod gone")
+        real_restart(self, err)
+        restarted.set()
+
+    def evict_job(self, dec, delay_s=0.0):
+        job = real_evict_job(self, dec, delay_s)
+
+        def ended_watch_then_job():
+            self.events.put(("watch_end", None))  # the watch ends now: queued ahead of anything the eviction brings
+            job()
+        return ended_watch_then_job
+
+    monkeypatch.setattr(node_drain_module._NodeDrain, "_restart_watch", restart)  # pylint: disable=protected-access
+    monkeypatch.setattr(node_drain_module._NodeDrain, "_evict_job", evict_job)  # pylint: disable=protected-access
+    with client_for(emu) as client:
+        report = drain_nodes(client, [node], DrainOptions(reason="XID 79", timeout_s=60, **FAST))
+    result = report.results[0]
+    assert restarted.is_set()
+    assert result.status == "drained" and [p.outcome for p in result.pods] == ["evicted"], result.to_dict()

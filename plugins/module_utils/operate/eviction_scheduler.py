@@ -77,12 +77,34 @@ def _version_refused(status: int, body: Any, version: str) -> bool:
         ("Eviction" in text and version in text and "not registered" in text)
 
 
+#: answers after which the request may have been applied all the same (a gateway or server failure after the write)
+_MAYBE_APPLIED_STATUS = (500, 502, 503, 504)
+
+
+def _maybe_applied(exc: BaseException) -> bool:
+    """Whether a failed request may have reached the server and been applied: a 5xx, or a connection lost after the
+    request was sent (read timeout, reset, no answer). A refused connection, a 429 or a 4xx never applied anything."""
+    status = getattr(exc, "status", None)
+    if status is not None:
+        try:
+            return int(status) in _MAYBE_APPLIED_STATUS
+        except (TypeError, ValueError):
+            return False
+    reason = getattr(exc, "reason", None)
+    for err in (exc, reason):
+        name = type(err).__name__
+        if name in ("NewConnectionError", "ConnectTimeoutError", "ConnectionRefusedError", "NameResolutionError"):
+            return False
+    return True
+
+
 def evict_pod(client: KubeApi, decision: PodDecision, grace_period_s: Optional[int], dry_run: bool) -> Optional[EvictionRefusal]:
     """POST pods/eviction once (through client.call: QPS limiter, retries of 5xx/throttling).
 
     Returns None when accepted, an :class:`EvictionRefusal` when a budget refuses (not retried here); raises K8sError.
     The body is policy/v1, or policy/v1beta1 on an API server older than 1.22 (see :data:`EVICTION_VERSIONS`).
-    A 404 on a retry (the first attempt's answer was lost) counts as accepted: only a first attempt's 404 means gone.
+    A 404 after an attempt that may have been applied unheard (a lost answer, a 5xx; :func:`_maybe_applied`) counts as
+    accepted: that attempt evicted the pod. Any other 404 means the pod was already gone.
     """
     delete_options: dict[str, Any] = {"preconditions": {"uid": decision.uid}} if decision.uid else {}
     if grace_period_s is not None:
@@ -93,10 +115,9 @@ def evict_pod(client: KubeApi, decision: PodDecision, grace_period_s: Optional[i
     if dry_run:
         kwargs["dry_run"] = "All"
     server = str(getattr(client, "server", "") or "")
-    sent = [0]
+    maybe_applied = [False]
 
     def once() -> Optional[EvictionRefusal]:
-        sent[0] += 1
         known = _EVICTION_VERSION_BY_SERVER.get(server)
         versions = (known,) if known else EVICTION_VERSIONS
         for version in versions:
@@ -108,7 +129,10 @@ def evict_pod(client: KubeApi, decision: PodDecision, grace_period_s: Optional[i
                 discard(client.core.create_namespaced_pod_eviction(decision.name, decision.namespace, body, **kwargs))
                 _EVICTION_VERSION_BY_SERVER[server] = version
                 return None
-            except ApiException as exc:
+            except Exception as exc:  # pylint: disable=broad-except  # noted, then handled below or re-raised
+                maybe_applied[0] = maybe_applied[0] or _maybe_applied(exc)
+                if not isinstance(exc, ApiException):
+                    raise
                 status = int(getattr(exc, "status", 0) or 0)
                 if version != versions[-1] and _version_refused(status, getattr(exc, "body", None), version):
                     continue
@@ -121,9 +145,9 @@ def evict_pod(client: KubeApi, decision: PodDecision, grace_period_s: Optional[i
     try:
         return client.call("create", "pods/eviction", once)
     except K8sNotFound:
-        if sent[0] > 1:
-            # an earlier attempt got no clear answer (a dropped connection, a 5xx) and now the pod is gone: that
-            # attempt was applied, so the eviction was accepted
+        if maybe_applied[0] and not dry_run:
+            # an earlier attempt may have been applied without our hearing it (its answer was lost, or a 5xx) and now
+            # the pod is gone: that attempt evicted it
             return None
         raise
 

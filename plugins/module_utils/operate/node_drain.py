@@ -57,7 +57,7 @@ POD_FAILED = "failed"
 WOULD_EVICT = "would_evict"
 WOULD_WAIT = "would_wait"
 DRY_RUN_OK = "dry_run_ok"
-#: the events that answer one eviction/deletion request (each follows its request's "sending" event)
+#: the events that answer one eviction/deletion request (exactly one per request a job sent)
 ANSWERS = ("accepted", "gone", "failed", "refused")
 SUCCESS_OUTCOMES = (EVICTED, DELETED, COMPLETED, GONE, SKIPPED, WOULD_EVICT, WOULD_WAIT, DRY_RUN_OK)
 
@@ -216,9 +216,11 @@ class _NodeDrain:  # pylint: disable=too-many-instance-attributes
         self.removal_requested: dict[str, str] = {}  # key -> EVICTED/DELETED once the API accepted it
         self.last_refusal: dict[str, EvictionRefusal] = {}
         self.attempts: dict[str, int] = {}
-        #: key -> eviction/deletion requests sent whose answer this thread has not handled yet ("sending" events are
-        #: queued before each request, so they are always handled before any watch event the request causes)
-        self.in_flight: dict[str, int] = {}
+        #: key -> eviction/deletion requests a job is about to send or has sent (counted by the job, under the lock,
+        #: BEFORE its request: so any watch event or list the request causes sees it) and answers this thread has handled
+        self._sent_lock = threading.Lock()
+        self.sent: dict[str, int] = {}
+        self.answered: dict[str, int] = {}
         #: keys whose pod left while a request for it was in flight: the request's answer decides the outcome
         self.vanished: set[str] = set()
         self.started = time.monotonic()
@@ -343,7 +345,7 @@ class _NodeDrain:  # pylint: disable=too-many-instance-attributes
             if self.cancel.is_set():
                 return
             self.attempts[dec.key] = self.attempts.get(dec.key, 0) + 1
-            self.events.put(("sending", dec.key))
+            self._count_sent(dec.key)
             try:
                 refusal = evict_pod(self.client, dec, self.options.grace_period_s, False)
             except K8sNotFound:
@@ -351,6 +353,9 @@ class _NodeDrain:  # pylint: disable=too-many-instance-attributes
                 return
             except K8sError as err:
                 self.events.put(("failed", dec.key, str(err)))
+                return
+            except Exception as exc:  # pylint: disable=broad-except  # every request gets its answer, or the pod waits for timeout_s
+                self.events.put(("failed", dec.key, f"eviction failed: {type(exc).__name__}: {exc}"))
                 return
             if refusal is None:
                 self.events.put(("accepted", dec.key, EVICTED))
@@ -369,7 +374,7 @@ class _NodeDrain:  # pylint: disable=too-many-instance-attributes
         def job() -> None:
             if self.cancel.is_set():
                 return
-            self.events.put(("sending", dec.key))
+            self._count_sent(dec.key)
             try:
                 delete_pod(self.client, dec, self.options.grace_period_s, False)
             except K8sNotFound:
@@ -377,6 +382,9 @@ class _NodeDrain:  # pylint: disable=too-many-instance-attributes
                 return
             except K8sError as err:
                 self.events.put(("failed", dec.key, str(err)))
+                return
+            except Exception as exc:  # pylint: disable=broad-except  # every request gets its answer, or the pod waits for timeout_s
+                self.events.put(("failed", dec.key, f"deletion failed: {type(exc).__name__}: {exc}"))
                 return
             self.events.put(("accepted", dec.key, DELETED))
         return job
@@ -418,7 +426,7 @@ class _NodeDrain:  # pylint: disable=too-many-instance-attributes
             self.deadline = time.monotonic()
             return
         for key, dec in list(self.pending.items()):
-            if key not in self.removal_requested and dec.action == EVICT:
+            if key not in self.removal_requested and key not in self.vanished and dec.action == EVICT:
                 self.scheduler.submit(self._delete_job(dec))
 
     def _handle(self, event: tuple[Any, ...]) -> None:  # pylint: disable=too-many-branches
@@ -432,11 +440,8 @@ class _NodeDrain:  # pylint: disable=too-many-instance-attributes
             dec = self.pending.get(key)
             if dec is None:
                 return
-            if kind == "sending":
-                self.in_flight[key] = self.in_flight.get(key, 0) + 1
-                return
             if kind in ANSWERS:
-                self.in_flight[key] = max(0, self.in_flight.get(key, 0) - 1)
+                self.answered[key] = self.answered.get(key, 0) + 1
             if key in self.vanished:
                 self._answer_after_vanish(dec, kind, event)
                 return
@@ -469,7 +474,7 @@ class _NodeDrain:  # pylint: disable=too-many-instance-attributes
                 self._finish(dec, DELETED, self._pdb_note(key, "deleted after the eviction timeout"), self._pdb_name(key))
             elif how == EVICTED:
                 self._finish(dec, EVICTED, self._retry_note(key))
-            elif self.in_flight.get(key):
+            elif self._in_flight(key):
                 # our request is unanswered: its answer (handled later, in order) says whether we removed the pod
                 self.vanished.add(key)
             else:
@@ -479,13 +484,23 @@ class _NodeDrain:  # pylint: disable=too-many-instance-attributes
             if phase in ("Succeeded", "Failed"):
                 self._finish(dec, COMPLETED, f"finished (phase {phase})")
 
+    def _count_sent(self, key: str) -> None:
+        """Called by a job right before its request: from now on the pod's disappearance waits for the answer."""
+        with self._sent_lock:
+            self.sent[key] = self.sent.get(key, 0) + 1
+
+    def _in_flight(self, key: str) -> bool:
+        """Whether a request for the pod was sent (or is about to be) and its answer is not handled yet."""
+        with self._sent_lock:
+            return self.sent.get(key, 0) > self.answered.get(key, 0)
+
     def _answer_after_vanish(self, dec: PodDecision, kind: str, event: tuple[Any, ...]) -> None:
         """The pod left while a request for it was unanswered; now an answer came: accepted means we removed it."""
         key = dec.key
         if kind == "accepted":
             self.removal_requested[key] = event[2]
             self._on_pod("DELETED", {"metadata": {"namespace": dec.namespace, "name": dec.name, "uid": dec.uid}})
-        elif not self.in_flight.get(key):
+        elif not self._in_flight(key):
             what = {"gone": "pod went away on its own (the server no longer knew it)", "failed": f"pod went away on its own ({event[2]})",
                     "refused": "pod went away on its own (its eviction was refused)"}.get(kind, "pod went away on its own")
             self._finish(dec, GONE, what)
