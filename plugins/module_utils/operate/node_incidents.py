@@ -21,18 +21,8 @@ from ansible_collections.dsxos.cluster.plugins.module_utils.operate.incident imp
     RELEASED, Incident,
 )
 from ansible_collections.dsxos.cluster.plugins.module_utils.operate.incident_values import IncidentError, parse_rfc3339, reason_incident_id
-from ansible_collections.dsxos.cluster.plugins.module_utils.operate.quarantine_state import ANN_PRIOR, LABEL_STATE, STATE_QUARANTINED
-
-
-def _json_list(text: Optional[str]) -> list[dict[str, Any]]:
-    """A JSON list of objects from an annotation (anything malformed counts as empty: rewritten on the next change)."""
-    if not text:
-        return []
-    try:
-        data = json.loads(text)
-    except ValueError:
-        return []
-    return [dict(e) for e in data if isinstance(e, dict)] if isinstance(data, list) else []
+from ansible_collections.dsxos.cluster.plugins.module_utils.operate.quarantine_state import (
+    ANN_PRIOR, LABEL_STATE, STATE_QUARANTINED, json_object_list)
 
 
 @dataclass(frozen=True)
@@ -88,8 +78,8 @@ class NodeIncidents:  # pylint: disable=too-many-instance-attributes
             current = Incident.from_dict(data, name)
         return cls(node=name, exists=True, resource_version=str(meta.get("resourceVersion") or ""), labels=dict(meta.get("labels") or {}),
                    annotations=annotations, unschedulable=bool((node.get("spec") or {}).get("unschedulable")), current=current,
-                   history=_json_list(annotations.get(ANN_INCIDENT_HISTORY)), attempts=_json_list(annotations.get(ANN_ATTEMPTS)),
-                   recent=_json_list(annotations.get(ANN_EVENTS)))
+                   history=json_object_list(annotations.get(ANN_INCIDENT_HISTORY)), attempts=json_object_list(annotations.get(ANN_ATTEMPTS)),
+                   recent=json_object_list(annotations.get(ANN_EVENTS)))
 
     @classmethod
     def from_state(cls, node: str, data: Optional[Mapping[str, Any]]) -> "NodeIncidents":

@@ -76,6 +76,17 @@ class QuarantineStateError(K8sError):
     """A request option or an annotation on the node is malformed (names the node/field/value)."""
 
 
+def json_object_list(text: Optional[str]) -> list[dict[str, Any]]:
+    """A JSON list of objects from an annotation (anything malformed counts as empty: rewritten on the next change)."""
+    if not text:
+        return []
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return []
+    return [dict(e) for e in data if isinstance(e, dict)] if isinstance(data, list) else []
+
+
 @dataclass(frozen=True)
 class Taint:
     """A node taint; identity is ``(key, effect)`` as for the API server."""
@@ -259,14 +270,7 @@ class NodeView:
 
     def history(self) -> list[dict[str, Any]]:
         """The history annotation (a malformed one counts as empty: it is rewritten on the next change)."""
-        text = self.annotations.get(ANN_HISTORY)
-        if not text:
-            return []
-        try:
-            data = json.loads(text)
-        except ValueError:
-            return []
-        return [dict(e) for e in data if isinstance(e, dict)] if isinstance(data, list) else []
+        return json_object_list(self.annotations.get(ANN_HISTORY))
 
     @property
     def state(self) -> Optional[str]:
@@ -540,4 +544,5 @@ def check_request(action: str, reason: Any, taints: Any, labels: Any) -> tuple[O
 
 __all__ = ["ACTIONS", "ANN_HISTORY", "ANN_PRIOR", "CAPACITY_ACTIONS", "K8sInvalidName", "LABEL_STATE", "NodeView", "Plan",
            "QUARANTINE_ACTIONS", "QuarantineRecord", "RELEASE_SCOPES", "QuarantineRequest", "QuarantineStateError", "STATE_QUARANTINED",
-           "STATE_RELEASED", "Taint", "applied_operation", "check_request", "default_actor", "history_patch", "new_operation_id", "plan_action"]
+           "STATE_RELEASED", "Taint", "applied_operation", "check_request", "default_actor", "history_patch", "json_object_list", "new_operation_id",
+           "plan_action"]
