@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -151,6 +152,38 @@ def test_reboot_failures_become_results_not_play_failures(ansible_run, installed
     assert refused["ok"] is False and "Reboot command failed" in refused["message"] and "failed:" in refused["message"], refused
     assert timed_out["ok"] is False and "Timed out waiting for last boot time check" in timed_out["message"], timed_out
     assert standin.boot_id(host) == before  # nothing rebooted the host
+    assert run.rc == 0 and run.stats["localhost"].get("failures", 0) == 0
+
+
+# ---------------------------------------------------------------------------------------------------- never the controller
+def test_no_host_remediation_runs_on_the_controller(ansible_run, installed_collection, tmp_path):
+    """The remediate playbook runs with connection: local. A node whose host is not an inventory host, or whose host is
+    the controller, would have its GPU reset, driver unload or reboot run HERE: each is refused with the reason (the
+    node then needs attention) and no command runs."""
+    smi = _nvidia_smi_standin(tmp_path / "smi")
+    marker = tmp_path / "ran-on-the-controller"
+    would_run = str(_script(tmp_path / "would-run", f"#!/bin/sh\necho \"$*\" >> {marker}\n"))
+    inventory = tmp_path / "inventory.yml"
+    inventory.write_text(yaml.safe_dump({"all": {"hosts": {"localhost": {"ansible_connection": "local",
+                                                                          "ansible_python_interpreter": sys.executable}}}}),
+                         encoding="utf-8")
+    files = {"reboot": _task_file(installed_collection, "remediation/reboot.yml"),
+             "gpu_reset": _task_file(installed_collection, "remediation/gpu_reset.yml"),
+             "driver_reload": _task_file(installed_collection, "remediation/driver_reload.yml")}
+    settings = {"sentinel_reboot": {"command": would_run, "boot_time_command": would_run, "test_command": would_run},
+                "sentinel_nvidia_smi": str(smi), "sentinel_gpu_reset": {"verify_pods_gone": False},
+                "sentinel_driver_reload": {"modprobe": would_run, "verify_argv": [would_run]}}
+    cases = [{"file": path, "node": "gpu-7", "host": host, "gpus": ["3"], "vars": settings}
+             for host in ("gpu-7", "localhost", "127.0.0.1") for path in files.values()]
+    run = ansible_run(_playbook(cases), inventory=inventory)
+    for index, case in enumerate(cases):
+        result = _result(run, index)
+        assert result["ok"] is False and result["changed"] is False, (case["file"], case["host"], result)
+        assert "refusing to run it on the controller" in result["message"], result
+        why = "is not an inventory host" if case["host"] != "localhost" else "is the controller (local connection)"
+        assert f"the host of gpu-7, {case['host']}, {why}" in result["message"], result
+    assert not marker.exists(), marker.read_text(encoding="utf-8")
+    assert not _calls(tmp_path / "smi" / "nvidia-smi.log"), "nvidia-smi ran on the controller"
     assert run.rc == 0 and run.stats["localhost"].get("failures", 0) == 0
 
 
