@@ -1,10 +1,9 @@
-#!/usr/bin/env python3
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, dsxos.cluster contributors
 # Apache License 2.0 (see LICENSE)
 """Where a test run's time went: the pytest suites' JUnit files summed per test file, slowest first.
 
-Usage: scripts/test_times.py [--top N] REPORT.xml [...]   (scripts/run_stages.sh runs it over .build/reports/pytest-*.xml)
+Usage: python3 scripts/test_times.py [--top N] REPORT.xml [...]   (scripts/run_stages.sh runs it over .build/reports/pytest-*.xml)
 With parallel workers the per-file sums are worker time (setup, call and teardown of every test), not wall time.
 """
 from __future__ import annotations
