@@ -164,9 +164,8 @@ def test_no_host_remediation_runs_on_the_controller(ansible_run, installed_colle
     marker = tmp_path / "ran-on-the-controller"
     would_run = str(_script(tmp_path / "would-run", f"#!/bin/sh\necho \"$*\" >> {marker}\n"))
     inventory = tmp_path / "inventory.yml"
-    inventory.write_text(yaml.safe_dump({"all": {"hosts": {"localhost": {"ansible_connection": "local",
-                                                                          "ansible_python_interpreter": sys.executable}}}}),
-                         encoding="utf-8")
+    controller = {"ansible_connection": "local", "ansible_python_interpreter": sys.executable}
+    inventory.write_text(yaml.safe_dump({"all": {"hosts": {"localhost": controller}}}), encoding="utf-8")
     files = {"reboot": _task_file(installed_collection, "remediation/reboot.yml"),
              "gpu_reset": _task_file(installed_collection, "remediation/gpu_reset.yml"),
              "driver_reload": _task_file(installed_collection, "remediation/driver_reload.yml")}
