@@ -4,11 +4,23 @@
 """bundle_writer: atomic, idempotent bundle trees with Ansible-style diffs."""
 from __future__ import annotations
 
+import errno
+import json
 import os
+import re
+import shutil
+import signal
 import stat
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
 
 import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
 
+from ansible_collections.dsxos.cluster.plugins.module_utils.common import process_liveness
 from ansible_collections.dsxos.cluster.plugins.module_utils.configure import bundle_writer
 from ansible_collections.dsxos.cluster.plugins.module_utils.configure.bundle_writer import (
     BundleFile, BundleWriteError, write_bundle)
@@ -276,3 +288,343 @@ def test_stray_symlink_in_old_bundle_is_removed(tmp_path):
 def test_result_to_dict():
     result = bundle_writer.BundleWriteResult(changed=True, added=["a"])
     assert result.to_dict() == {"changed": True, "added": ["a"], "removed": [], "modified": [], "diff": []}
+
+
+# ------------------------------------------------------------------ temporary folders: is their owner still alive?
+
+needs_proc = pytest.mark.skipif(not os.path.isfile("/proc/self/stat"), reason="needs the Linux /proc")
+CHILD_ENV = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+
+#: A render that stops after writing its first file (its temporary folder exists) and waits to be killed.
+RENDER_STALLED_MID_WRITE = textwrap.dedent("""
+    import ctypes, os, sys, time
+    from ansible_collections.dsxos.cluster.plugins.module_utils.configure import bundle_writer
+    if len(sys.argv) > 2:  # the process name (comm) shown in /proc/<pid>/stat
+        ctypes.CDLL(None).prctl(15, sys.argv[2].encode(), 0, 0, 0)
+    real = bundle_writer._write_file
+    def stalled(path, content, mode):
+        real(path, content, mode)
+        print(os.getpid(), flush=True)
+        time.sleep(300)
+    bundle_writer._write_file = stalled
+    bundle_writer.write_bundle(sys.argv[1], {"recipe.yaml": bundle_writer.BundleFile.text("kind: RecipeResult\\n"),
+                                             "a/values.yaml": bundle_writer.BundleFile.text("x: 2\\n")})
+""")
+
+#: Makes itself a child subreaper, starts the render through a parent that exits at once (the render is an orphan,
+#: reparented to this process) and never reaps it: once killed, the orphan stays a zombie.
+SUBREAPER = textwrap.dedent("""
+    import ctypes, os, signal, subprocess, sys, time
+    if ctypes.CDLL(None).prctl(36, 1, 0, 0, 0) != 0:  # PR_SET_CHILD_SUBREAPER
+        sys.exit(3)
+    def reap_all_and_exit(*_args):
+        while True:
+            try:
+                os.waitpid(-1, 0)
+            except ChildProcessError:
+                sys.exit(0)
+    signal.signal(signal.SIGTERM, reap_all_and_exit)
+    middle = subprocess.Popen([sys.executable, "-c", "import subprocess, sys; subprocess.Popen(sys.argv[1:])",
+                               sys.executable, "-c"] + sys.argv[1:])
+    middle.wait()
+    time.sleep(300)
+""")
+
+
+def _proc_fields(pid):
+    """The fields of /proc/<pid>/stat after the process name, read here without the code under test; None if gone."""
+    try:
+        with open("/proc/%d/stat" % pid, "rb") as handle:
+            return handle.read().rsplit(b")", 1)[1].decode().split()
+    except OSError:
+        return None
+
+
+def _wait_until(predicate, what, timeout=30.0):
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, "timed out waiting for " + what
+        time.sleep(0.02)
+
+
+def _wait_zombie(pid):
+    _wait_until(lambda: (_proc_fields(pid) or ["?"])[0] == "Z", "pid %d to be a zombie" % pid)
+    os.kill(pid, 0)  # what the old check asked: it succeeds on a zombie
+
+
+def _started_at(pid):
+    """Wall-clock start of ``pid``: /proc/stat btime + /proc/<pid>/stat field 22 (clock ticks after boot)."""
+    with open("/proc/stat", encoding="ascii") as handle:
+        btime = int(re.search(r"^btime (\d+)$", handle.read(), re.M).group(1))
+    return btime + int(_proc_fields(pid)[19]) / os.sysconf("SC_CLK_TCK")
+
+
+def _temp_name(dest, pid, suffix):
+    """The name a render with ``pid`` on this host gives its temporary folder for ``dest``."""
+    return re.sub(r"-\d+-$", "-%d-" % pid, bundle_writer.temp_prefix(str(dest))) + suffix
+
+
+def _leftovers(parent):
+    return sorted(name for name in os.listdir(parent) if name != "bundle")
+
+
+def _stop(proc):
+    if proc.poll() is None:
+        proc.kill()
+    proc.wait()
+
+
+@needs_proc
+def test_temp_folder_of_a_killed_unreaped_render_is_removed(tmp_path):
+    """Issue 23: a render SIGKILLed mid-write that its parent has not reaped is a zombie; kill(pid, 0) succeeds on it,
+    yet it is gone: the next write removes its folder (while it ran, its folder was kept)."""
+    dest = tmp_path / "bundle"
+    write_bundle(str(dest), _files())
+    render = subprocess.Popen([sys.executable, "-c", RENDER_STALLED_MID_WRITE, str(dest)], stdout=subprocess.PIPE,
+                              env=CHILD_ENV)
+    try:
+        assert int(render.stdout.readline()) == render.pid
+        leftover = _leftovers(tmp_path)
+        assert len(leftover) == 1 and "-%d-" % render.pid in leftover[0]
+        assert write_bundle(str(dest), _files()).stale_removed == []  # a live render's folder is kept
+        os.kill(render.pid, signal.SIGKILL)  # and deliberately not reaped
+        _wait_zombie(render.pid)
+        result = write_bundle(str(dest), _files(**{"a/values.yaml": BundleFile.text("x: 3\n")}))
+        assert result.stale_removed == [str(tmp_path / leftover[0])]
+        assert _leftovers(tmp_path) == []
+        assert (dest / "a" / "values.yaml").read_text() == "x: 3\n"
+        assert _proc_fields(render.pid)[0] == "Z"  # removed because it is a zombie, not because it was reaped
+    finally:
+        render.stdout.close()
+        _stop(render)
+
+
+@needs_proc
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_CHILD_SUBREAPER is Linux only")
+def test_temp_folder_of_a_killed_orphan_render_is_removed(tmp_path):
+    """A render whose parent exited is an orphan: alive, its folder is kept; SIGKILLed under a parent (subreaper)
+    that never reaps it, it is an orphaned zombie and its folder is removed."""
+    dest = tmp_path / "bundle"
+    write_bundle(str(dest), _files())
+    reaper = subprocess.Popen([sys.executable, "-c", SUBREAPER, RENDER_STALLED_MID_WRITE, str(dest)],
+                              stdout=subprocess.PIPE, env=CHILD_ENV)
+    orphan = None
+    try:
+        orphan = int(reaper.stdout.readline())
+        _wait_until(lambda: (_proc_fields(orphan) or ["?", "?"])[1] == str(reaper.pid), "the render to be an orphan")
+        leftover = _leftovers(tmp_path)
+        assert len(leftover) == 1 and "-%d-" % orphan in leftover[0]
+        assert write_bundle(str(dest), _files()).stale_removed == []
+        assert _leftovers(tmp_path) == leftover
+        os.kill(orphan, signal.SIGKILL)
+        _wait_zombie(orphan)
+        assert write_bundle(str(dest), _files()).stale_removed == [str(tmp_path / leftover[0])]
+        assert _leftovers(tmp_path) == [] and (dest / "recipe.yaml").is_file()
+    finally:
+        if orphan is not None and (_proc_fields(orphan) or ["Z"])[0] != "Z":
+            os.kill(orphan, signal.SIGKILL)
+        reaper.stdout.close()
+        reaper.terminate()  # it reaps the orphan's zombie, then exits
+        try:
+            reaper.wait(timeout=30)
+        finally:
+            _stop(reaper)
+
+
+@needs_proc
+def test_temp_folder_whose_pid_a_later_process_reuses_is_removed(tmp_path):
+    """A live process with the folder's pid that started after the folder was made is not its owner (pid reuse);
+    a folder made after (or at most about 2 s before, clock-tick slack) the process started is its own."""
+    dest = tmp_path / "bundle"
+    write_bundle(str(dest), _files())
+    later = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+    try:
+        started = _started_at(later.pid)
+        reused = tmp_path / _temp_name(dest, later.pid, "reused")
+        within_slack = tmp_path / _temp_name(dest, later.pid, "slack1")
+        own = tmp_path / _temp_name(dest, later.pid, "own")
+        for path, made in ((reused, started - 120), (within_slack, started - 1), (own, None)):
+            (path / "new").mkdir(parents=True)
+            if made is not None:  # two minutes before the process started: far below the 30 minute age limit
+                os.utime(path, (made, made))
+        assert write_bundle(str(dest), _files()).stale_removed == [str(reused)]
+        assert within_slack.is_dir() and own.is_dir()
+    finally:
+        _stop(later)
+
+
+@needs_proc
+def test_folder_with_the_writers_own_pid_from_before_it_started_is_removed(tmp_path):
+    """The writer's own pid is reused too when the folder predates the writer: such a folder is removed, one the
+    writer made itself is kept."""
+    dest = tmp_path / "bundle"
+    write_bundle(str(dest), _files())
+    cleaner = subprocess.Popen(
+        [sys.executable, "-c", "import json, sys\n"
+         "from ansible_collections.dsxos.cluster.plugins.module_utils.configure import bundle_writer\n"
+         "sys.stdin.readline()\nprint(json.dumps(bundle_writer.remove_stale_temps(sys.argv[1])))", str(dest)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=CHILD_ENV)
+    try:
+        earlier = tmp_path / _temp_name(dest, cleaner.pid, "earlier")
+        mine = tmp_path / _temp_name(dest, cleaner.pid, "mine")
+        earlier.mkdir()
+        mine.mkdir()
+        made = _started_at(cleaner.pid) - 60
+        os.utime(earlier, (made, made))
+        out, _err = cleaner.communicate("go\n", timeout=60)
+        assert json.loads(out) == [str(earlier)]
+        assert mine.is_dir() and not earlier.exists()
+    finally:
+        _stop(cleaner)
+
+
+@needs_proc
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs root to run processes of two users")
+def test_another_users_render_is_alive_unless_a_zombie(tmp_path):
+    """kill(pid, 0) fails with EPERM on another user's process: that process is alive (its folder kept) unless
+    /proc says it is a zombie (its folder removed). The cleaner runs as nobody, the renders as root."""
+    live = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+    zombie = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+    parent = tempfile.mkdtemp(prefix="bundle-eperm-")  # tmp_path's parents are private to root
+    try:
+        os.chmod(parent, 0o777)
+        dest = os.path.join(parent, "bundle")
+        folders = {}
+        for name, proc in (("live", live), ("zombie", zombie)):
+            folders[name] = os.path.join(parent, _temp_name(dest, proc.pid, name))
+            os.mkdir(folders[name], 0o777)
+            os.chmod(folders[name], 0o777)
+        zombie.kill()
+        _wait_zombie(zombie.pid)
+        reader, writer = os.pipe()
+        child = os.fork()
+        if child == 0:  # pragma: no cover - runs in the forked child
+            code = 1
+            try:
+                os.close(reader)
+                os.setgroups([])
+                os.setgid(65534)
+                os.setuid(65534)
+                errors = []
+                for pid in (live.pid, zombie.pid):
+                    try:
+                        os.kill(pid, 0)
+                        errors.append(None)
+                    except OSError as exc:
+                        errors.append(exc.errno)
+                answer = {"errors": errors, "removed": bundle_writer.remove_stale_temps(dest)}
+                os.write(writer, json.dumps(answer).encode())
+                code = 0
+            finally:
+                os._exit(code)
+        os.close(writer)
+        with os.fdopen(reader, "rb") as handle:
+            answer = json.loads(handle.read() or b"{}")
+        assert os.waitpid(child, 0)[1] == 0
+        assert answer["errors"] == [errno.EPERM, errno.EPERM]  # the old check called both alive
+        assert answer["removed"] == [folders["zombie"]]
+        assert os.path.isdir(folders["live"]) and not os.path.exists(folders["zombie"])
+    finally:
+        _stop(live)
+        _stop(zombie)
+        shutil.rmtree(parent, ignore_errors=True)
+
+
+@needs_proc
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="prctl(PR_SET_NAME) is Linux only")
+@pytest.mark.parametrize("live_comm, dead_comm", [("a) Z (b", "a) R (b"), ("x) X 1 2 (", "sleep) S (s"), ("a b c d e", ")")])
+def test_hostile_process_names_do_not_fool_the_liveness_check(tmp_path, live_comm, dead_comm):
+    """/proc/<pid>/stat shows the process name in parentheses, and a name may hold spaces and parentheses: the state
+    is read after the LAST ')'. A live render named like a zombie is kept, a zombie named like a live one is removed."""
+    dest = tmp_path / "bundle"
+    write_bundle(str(dest), _files())
+    renders = [subprocess.Popen([sys.executable, "-c", RENDER_STALLED_MID_WRITE, str(dest), comm], stdout=subprocess.PIPE,
+                                env=CHILD_ENV) for comm in (live_comm, dead_comm)]
+    try:
+        for render in renders:
+            assert int(render.stdout.readline()) == render.pid
+        with open("/proc/%d/stat" % renders[0].pid, "rb") as handle:
+            assert b"(" + live_comm.encode() + b")" in handle.read()
+        names = {render.pid: [n for n in _leftovers(tmp_path) if "-%d-" % render.pid in n][0] for render in renders}
+        os.kill(renders[1].pid, signal.SIGKILL)
+        _wait_zombie(renders[1].pid)
+        assert write_bundle(str(dest), _files()).stale_removed == [str(tmp_path / names[renders[1].pid])]
+        assert _leftovers(tmp_path) == [names[renders[0].pid]]
+    finally:
+        for render in renders:
+            render.stdout.close()
+            _stop(render)
+
+
+def test_temp_folder_with_a_number_no_pid_can_have_is_removed(tmp_path):
+    """A pid beyond pid_t (2**31 - 1) can belong to no process: the folder is gone, and the check does not crash
+    (kill() raised OverflowError on such a number); a bundle moved aside in it is put back."""
+    dest = tmp_path / "bundle"
+    write_bundle(str(dest), _files())
+    big = [tmp_path / _temp_name(dest, pid, "big") for pid in (2 ** 31, 2 ** 64, 10 ** 40)]
+    for path in big:
+        path.mkdir()
+    os.rename(dest, big[0] / "old")
+    assert bundle_writer.remove_stale_temps(str(dest)) == sorted(str(path) for path in big)
+    assert _leftovers(tmp_path) == [] and (dest / "recipe.yaml").read_text() == "kind: RecipeResult\n"
+    assert process_liveness.owner_alive(2 ** 31 - 1) is False  # the largest pid_t: asked, no such process
+
+
+_COMM = st.text(st.characters(blacklist_characters="\0", blacklist_categories=("Cs",)), max_size=15)
+_STATE = st.sampled_from("RSDZTtWXxKPI")
+
+
+def _stat_line(pid, comm, state, start_ticks):
+    fields = [str(pid), "(%s)" % comm, state] + ["0"] * 18 + [str(start_ticks)] + ["0"] * 30
+    return " ".join(fields) + "\n"
+
+
+@given(pid=st.integers(1, 2 ** 22), comm=_COMM, state=_STATE, start=st.integers(0, 2 ** 40))
+@settings(max_examples=300, deadline=None)
+def test_parse_proc_stat_takes_the_fields_after_the_last_parenthesis(pid, comm, state, start):
+    info = process_liveness.parse_proc_stat(_stat_line(pid, comm, state, start))
+    assert (info.pid, info.comm, info.state, info.start_ticks) == (pid, comm, state, start)
+
+
+@pytest.mark.parametrize("line", ["", "123", "123 (x)", "x (y) S " + "0 " * 30, "12 (x) SS " + "0 " * 30,
+                                  "12 (x) S " + "0 " * 10, "12 (x) S " + "0 " * 18 + "-5 0 0"])
+def test_parse_proc_stat_refuses_what_is_not_a_stat_line(line):
+    with pytest.raises(ValueError):
+        process_liveness.parse_proc_stat(line)
+
+
+@given(comm=_COMM, state=_STATE, offset=st.integers(-36000, 36000).map(lambda tenths: tenths / 10.0))
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_owner_alive_follows_state_and_start_time_of_proc(tmp_path, comm, state, offset):
+    """owner_alive() over a /proc copy describing this (live) process with any name, state and start time: alive
+    exactly when the state is not Z/X/x and the process started at most 2 s after the folder was made."""
+    proc = tmp_path / "proc"
+    (proc / str(os.getpid())).mkdir(parents=True, exist_ok=True)
+    (proc / "stat").write_text("cpu  1 2 3\nbtime 1000000000\nprocesses 5\n")
+    ticks = os.sysconf("SC_CLK_TCK")
+    start_ticks = 50000 * ticks
+    (proc / str(os.getpid()) / "stat").write_bytes(_stat_line(os.getpid(), comm, state, start_ticks).encode())
+    made = 1000000000 + 50000 + offset
+    alive = process_liveness.owner_alive(os.getpid(), made_at=made, proc=str(proc))
+    assert alive == (state not in "ZXx" and offset >= -process_liveness.START_SLACK_S)
+
+
+@needs_proc
+def test_without_proc_only_kill_0_is_asked(tmp_path):
+    """Where /proc cannot be read (not Linux), the check is the old one: kill(pid, 0), so a zombie counts as alive
+    (its folder goes after 30 minutes); with /proc it is gone. A pid no process has is gone either way."""
+    zombie = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+    try:
+        zombie.kill()
+        _wait_zombie(zombie.pid)
+        assert process_liveness.owner_alive(zombie.pid, made_at=time.time(), proc=str(tmp_path / "no-proc")) is True
+        assert process_liveness.owner_alive(zombie.pid, made_at=time.time()) is False
+        assert process_liveness.owner_alive(os.getpid(), made_at=time.time(), proc=str(tmp_path / "no-proc")) is True
+        assert process_liveness.owner_alive(os.getpid(), made_at=time.time()) is True
+    finally:
+        _stop(zombie)
+    with open("/proc/sys/kernel/pid_max", encoding="ascii") as handle:
+        no_such_pid = int(handle.read()) + 1
+    for pid in (no_such_pid, 0, -1):
+        assert process_liveness.owner_alive(pid, made_at=time.time()) is False
+        assert process_liveness.owner_alive(pid, proc=str(tmp_path / "no-proc")) is False

@@ -4,6 +4,8 @@
 """Argo CD deployer: app-of-apps, multi-source Applications, options, CRD validation."""
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 import yaml
 
@@ -84,7 +86,24 @@ def test_oci_chart_uses_repo_url_without_scheme():
     assert len(app["spec"]["sources"]) == 2  # no manifests
 
 
+@pytest.mark.parametrize("version", ["v25.3.0", "25.3.0", "V1.0.0", "1.2.0-rc.1+build.7"])
+@pytest.mark.parametrize("component", ["gpu-operator", "kai-scheduler"])
+def test_target_revision_is_the_version_exactly_as_the_chart_publishes_it(component, version):
+    """Not AICR's stripped ``v``: an OCI registry is asked for the tag letter for letter (Helm's registry client uses a
+    SemVer version as the tag verbatim, and ``helm push`` tags a chart with its version), so ``25.3.0`` does not find
+    a chart pushed as ``v25.3.0``; a classic Helm repository finds the entry either way (Helm's index lookup
+    compares SemVer numbers). The version as published is the one that works for both (docs/bundles.md)."""
+    comps = [dataclasses.replace(c, version=version) if c.name == component else c for c in sample_components()]
+    files = render_bundle(sample_result(comps), comps, "argocd", dict(BASE))
+    chart = _app(files, component)["spec"]["sources"][0]
+    assert chart["targetRevision"] == version
+    assert chart["repoURL"] == ("ghcr.io/nvidia/kai-scheduler" if component == "kai-scheduler"
+                                else "https://helm.ngc.nvidia.com/nvidia")
+
+
 def test_manifest_only_component_has_only_the_path_source():
+    """Not AICR's chart Application with an empty ``repoURL`` (which Argo CD cannot sync): the rendered manifests
+    from the bundle's own repository, one plain path source."""
     app = _app(_render(), "nic-tuning")
     assert "sources" not in app["spec"]
     assert app["spec"]["source"] == {"repoURL": REPO, "targetRevision": "main", "path": "clusters/gpu-a/nic-tuning/manifests"}

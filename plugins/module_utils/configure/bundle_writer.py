@@ -24,8 +24,9 @@ Hostile destinations (see ``docs/bundles.md``, "Limits"):
   are compared with the new content by size first and then chunk by chunk (never read whole into memory), and
   diff text reads at most :data:`MAX_DIFF_READ` bytes of a file;
 * a render killed at any moment leaves at most one temporary folder ``.<dest>.bundle-tmp-<host>-<pid>-XXXX``;
-  the next (non check mode) write to the same ``dest`` removes those whose process is gone or that are older
-  than :data:`STALE_AFTER_S`, first putting back a bundle the killed render had moved aside.
+  the next (non check mode) write to the same ``dest`` removes those whose process is gone (no such pid, a zombie,
+  or a pid reused since the folder was made) or that are older than :data:`STALE_AFTER_S`, first putting back a
+  bundle the killed render had moved aside.
 """
 from __future__ import annotations
 
@@ -41,6 +42,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
+from ansible_collections.dsxos.cluster.plugins.module_utils.common.process_liveness import owner_alive
 from ansible_collections.dsxos.cluster.plugins.module_utils.configure.errors import RenderError
 
 #: Files whose presence marks a directory as a bundle we may replace.
@@ -362,27 +364,15 @@ def _host_token() -> str:
     return re.sub(r"[^A-Za-z0-9]", "", os.uname().nodename)[:16] or "host"
 
 
-def _pid_alive(pid: int) -> bool:
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # another user's live process
-        return True
-    except OSError:
-        return False
-    return True
-
-
 def temp_prefix(dest: str) -> str:
     """Name prefix of the temporary folders a write to ``dest`` makes (next to it): recognisable and owned."""
     return ".%s%s%s-%d-" % (os.path.basename(dest), TEMP_TAG, _host_token(), os.getpid())
 
 
 def remove_stale_temps(dest: str, now: Optional[float] = None) -> List[str]:
-    """Remove the temporary folders of earlier writes to ``dest`` whose process is gone (same host) or that are
+    """Remove the temporary folders of earlier writes to ``dest`` whose process is gone (same host: no such pid, a
+    zombie, or a pid reused by a process started after the folder was made; see
+    :func:`~ansible_collections.dsxos.cluster.plugins.module_utils.common.process_liveness.owner_alive`) or that are
     older than :data:`STALE_AFTER_S`; a bundle such a write had moved aside (killed mid-swap) is put back first.
     Returns the removed paths."""
     parent = os.path.dirname(dest)
@@ -405,8 +395,9 @@ def remove_stale_temps(dest: str, now: Optional[float] = None) -> List[str]:
         if not stat.S_ISDIR(info.st_mode) or match is None:
             continue
         old_enough = now - info.st_mtime > STALE_AFTER_S
-        dead = match.group("host") == host and not _pid_alive(int(match.group("pid")))
-        if not (dead or old_enough) or int(match.group("pid")) == os.getpid() and not old_enough:
+        # gone: no such pid, a zombie, or a pid reused by a process started after the folder was made
+        dead = match.group("host") == host and not owner_alive(int(match.group("pid")), made_at=info.st_mtime)
+        if not (dead or old_enough):
             continue
         aside = os.path.join(path, "old")
         if not os.path.lexists(dest) and os.path.isdir(aside) and not os.path.islink(aside):

@@ -87,10 +87,37 @@ def render_go_template(template: GoTemplate, data: Any, limits: Optional[RenderL
     return "".join(state.out).replace(NO_VALUE, "")
 
 
+#: The version Helm charts get when none is known (AICR's default for a component without one, and ``helm create``'s).
+DEFAULT_CHART_VERSION = "0.1.0"
+
+
 def normalized_chart_version(version: Optional[str]) -> str:
-    """A chart version without its ``v`` prefix (AICR's ``.Chart.Version``)."""
-    text = str(version or "")
+    """A chart version as AICR gives it to ``.Chart.Version``: without a ``v`` prefix, ``0.1.0`` when there is none.
+
+    A version that is empty or only blanks is "none": a label built as ``{{ .Chart.Name }}-{{ .Chart.Version }}``
+    must never end in ``-`` (an API server refuses such a label value).
+    """
+    text = str(version or "").strip()
+    if not text:
+        return DEFAULT_CHART_VERSION
     return text[1:] if text[:1] in ("v", "V") and text[1:2].isdigit() else text
+
+
+def chart_metadata(name: str, version: Optional[str]) -> Dict[str, Any]:
+    """``.Chart`` as Helm gives it to templates: every field of a chart's ``Chart.yaml`` metadata.
+
+    Helm passes its ``chart.Metadata`` struct, so every field exists; a field the chart does not set is its zero value
+    (``""``, an empty list or map, ``false``), never a missing key. ``Name`` is the chart (or the component of a
+    manifest-only component), ``Version`` :func:`normalized_chart_version`, ``AppVersion`` the version as the
+    recipe names it (AICR stamps the upstream version there), ``APIVersion`` ``v2`` and ``Type`` ``application``
+    (what ``helm create`` writes).
+    """
+    return {
+        "Name": name, "Version": normalized_chart_version(version), "AppVersion": str(version or "").strip(),
+        "APIVersion": "v2", "Type": "application", "Description": "", "Home": "", "Icon": "", "Condition": "",
+        "Tags": "", "KubeVersion": "", "Deprecated": False, "Sources": [], "Keywords": [], "Maintainers": [],
+        "Annotations": {}, "Dependencies": [],
+    }
 
 
 def string_keys(data: Any) -> Any:
@@ -127,7 +154,7 @@ def helm_context(component: str, values: Any, namespace: Optional[str], chart: O
         "Values": {component: string_keys(values)},
         "Release": {"Name": component, "Namespace": namespace or "", "Service": "Helm", "IsInstall": True,
                     "IsUpgrade": False, "Revision": 1},
-        "Chart": {"Name": chart or component, "Version": normalized_chart_version(version)},
+        "Chart": chart_metadata(chart or component, version),
     }
 
 
