@@ -14,7 +14,8 @@ to a real server as a server-side apply with ``dryRun=All`` (nothing is stored) 
   of kind ``kustomize.config.k8s.io/v1beta1`` Kustomization).
 * :func:`register_crds` registers the CRDs the objects need: those shipped in ``shared/schemas/crds`` (Argo CD,
   Flux) unchanged, and :data:`OWN_CRDS` for kinds whose CRD the project does not ship (PrometheusRule with a
-  structural schema of the fields rules have, Flux's Kustomization with those the flux deployer writes; others keep their ``spec`` unchecked and are reported as
+  structural schema of the fields rules have, AlertmanagerConfig and Flux's Kustomization with those the
+  catalog and the flux deployer write; others keep their ``spec`` unchecked and are reported as
   "metadata only" so nobody mistakes them for a full check).
 * :class:`DryRun` applies the objects (namespaces they live in are created for real first, labelled
   ``dsxos.io/test=bundle-dry-run``) and returns :class:`Refusal` records: file, object, HTTP status and the
@@ -72,6 +73,33 @@ FLUX_KUSTOMIZATION_SPEC = {
             "name": _STRING, "namespace": _STRING, "apiVersion": _STRING}},
     },
 }
+_MATCHERS = {"type": "array", "items": {"type": "object", "required": ["name"], "properties": {
+    "name": {"type": "string", "minLength": 1}, "value": _STRING,
+    "matchType": {"type": "string", "enum": ["!=", "=", "=~", "!~"]}}}}
+_SECRET_KEY = {"type": "object", "required": ["key"], "properties": {"name": _STRING, "key": _STRING,
+                                                                     "optional": {"type": "boolean"}}}
+#: AlertmanagerConfig (monitoring.coreos.com/v1alpha1): route, receivers with webhook configs and inhibit rules, the
+#: fields prometheus-operator's API reference gives them (the parts the catalog's EDA receiver writes are typed; other
+#: receiver kinds are left open)
+ALERTMANAGER_CONFIG_SPEC = {
+    "type": "object",
+    "properties": {
+        "route": {"type": "object", "x-kubernetes-preserve-unknown-fields": True, "properties": {
+            "receiver": _STRING, "groupBy": {"type": "array", "items": _STRING}, "groupWait": _STRING,
+            "groupInterval": _STRING, "repeatInterval": _STRING, "matchers": _MATCHERS, "continue": {"type": "boolean"}}},
+        "inhibitRules": {"type": "array", "items": {"type": "object", "properties": {
+            "sourceMatch": _MATCHERS, "targetMatch": _MATCHERS, "equal": {"type": "array", "items": _STRING}}}},
+        "receivers": {"type": "array", "items": {"type": "object", "required": ["name"],
+                                                 "x-kubernetes-preserve-unknown-fields": True, "properties": {
+            "name": {"type": "string", "minLength": 1},
+            "webhookConfigs": {"type": "array", "items": {"type": "object", "properties": {
+                "url": _STRING, "sendResolved": {"type": "boolean"}, "maxAlerts": {"type": "integer", "minimum": 0},
+                "urlSecret": _SECRET_KEY,
+                "httpConfig": {"type": "object", "x-kubernetes-preserve-unknown-fields": True, "properties": {
+                    "authorization": {"type": "object", "properties": {
+                        "type": _STRING, "credentials": _SECRET_KEY}}}}}}}}}},
+    },
+}
 
 
 @dataclass(frozen=True)
@@ -103,6 +131,7 @@ class OwnCrd:
 OWN_CRDS: Tuple[OwnCrd, ...] = (
     OwnCrd("monitoring.coreos.com", "v1", "PrometheusRule", "prometheusrules", True, PROMETHEUS_RULE_SPEC),
     OwnCrd("kustomize.toolkit.fluxcd.io", "v1", "Kustomization", "kustomizations", True, FLUX_KUSTOMIZATION_SPEC),
+    OwnCrd("monitoring.coreos.com", "v1alpha1", "AlertmanagerConfig", "alertmanagerconfigs", True, ALERTMANAGER_CONFIG_SPEC),
     OwnCrd("mellanox.com", "v1alpha1", "NicClusterPolicy", "nicclusterpolicies", False, None),
 )
 

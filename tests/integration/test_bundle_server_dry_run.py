@@ -50,6 +50,9 @@ SCHEDULED: Dict[str, Any] = {
     "nodes": 16,
 }
 
+#: the catalog's EDA receiver, on (docs/operate-alerts.md)
+EDA_RECEIVER_SET = ["kube-prometheus-stack:edaReceiver.url=http://eda.example.com:5050/alerts"]
+
 
 def _params(entry_point: Any, **given: Any) -> Dict[str, Any]:
     out = {name: option.get("default") for name, option in entry_point.spec.items()}
@@ -86,8 +89,14 @@ def rendered(tmp_path_factory: pytest.TempPathFactory) -> Dict[str, List[BundleO
     tmp = str(tmp_path_factory.mktemp("bundles"))
     out: Dict[str, List[BundleObject]] = {}
     for deployer in DEPLOYER_OPTIONS:
-        for leaf, criteria in _catalog_leaves():
+        leaves = _catalog_leaves()
+        for leaf, criteria in leaves:
             out["catalog/%s/%s" % (leaf, deployer)] = bundle_objects(_render(tmp, leaf, criteria, deployer, [], True, {}))
+        # the optional parts switched on: the Alertmanager receiver for the EDA source
+        leaf, criteria = leaves[0]
+        label = "catalog-eda-receiver/%s" % leaf
+        out["%s/%s" % (label, deployer)] = bundle_objects(_render(tmp, label.replace("/", "-"), criteria, deployer, [], True,
+                                                                  {"set": EDA_RECEIVER_SET}))
         for tree, criteria in UPSTREAM_TREES.items():
             for variant_name, variant in (("plain", {}), ("scheduled", SCHEDULED)):
                 label = "%s-%s" % (tree, variant_name)
@@ -105,7 +114,7 @@ def dry_run(real_cluster) -> DryRun:
 
 def test_every_object_of_every_rendered_bundle_is_accepted_by_the_real_api_server(rendered, dry_run):
     objects = [obj for objs in rendered.values() for obj in objs]
-    assert len(rendered) >= 3 * (20 + 4), sorted(rendered)
+    assert len(rendered) >= 3 * (20 + 1 + 4), sorted(rendered)
     assert all(rendered[label] for label in rendered if "/helm" not in label), \
         [label for label in rendered if not rendered[label]]
     kinds = kinds_of(objects)
@@ -113,6 +122,7 @@ def test_every_object_of_every_rendered_bundle_is_accepted_by_the_real_api_serve
     for expected in [("argoproj.io/v1alpha1", "Application"), ("helm.toolkit.fluxcd.io/v2", "HelmRelease"),
                      ("source.toolkit.fluxcd.io/v1", "HelmRepository"), ("source.toolkit.fluxcd.io/v1", "OCIRepository"),
                      ("v1", "Namespace"), ("monitoring.coreos.com/v1", "PrometheusRule"), ("apps/v1", "DaemonSet"),
+                     ("monitoring.coreos.com/v1alpha1", "AlertmanagerConfig"),
                      ("v1", "ConfigMap")]:
         assert expected in kinds, sorted(kinds)
     sent, refusals = dry_run.apply_all(objects)
@@ -147,4 +157,4 @@ def test_the_server_refuses_what_the_schemas_let_through(dry_run):
     refusal = dry_run.apply(BundleObject("rule.yaml", 0, rule))
     assert refusal is not None and refusal.status == 422, refusal
     assert "severity" in refusal.message, refusal
-    assert [c.kind for c in OWN_CRDS if c.spec_schema is not None] == ["PrometheusRule", "Kustomization"]
+    assert [c.kind for c in OWN_CRDS if c.spec_schema is not None] == ["PrometheusRule", "Kustomization", "AlertmanagerConfig"]

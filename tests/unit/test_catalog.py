@@ -485,7 +485,7 @@ def test_gke_gets_critical_pod_quota_only_on_gke():
         manifests = {b.name: b for b in bundles(name)}["gpu-operator"].manifests
         on_gke = store().overlays[name].criteria.service == "gke"
         assert ("gke-critical-pods-quota.yaml" in manifests) == on_gke, name
-    (quota,) = _manifest_docs("b200-gke-cos-training", "gpu-operator")
+    (quota,) = [d for d in _manifest_docs("b200-gke-cos-training", "gpu-operator") if d["kind"] == "ResourceQuota"]
     assert quota["metadata"]["namespace"] == "gpu-operator"
     validate_objects([quota], "gke-critical-pods-quota.yaml")
 
