@@ -4,9 +4,10 @@
 #   1. demo/lifecycle.yml: snapshot -> Configure (Helm, Argo CD, Flux bundles) -> drift -> Certify (NCCL Jobs; the slow
 #      node is found and named, the report written);
 #   2. scripts/demo_operate.py: a real Alertmanager and a real ansible-rulebook (the shipped rulebook and EDA source);
-#      an XID 79 alert is posted to Alertmanager and the sentinel quarantines, drains, remediates, recertifies and
-#      returns the node;
-#   3. demo/report.yml: the sentinel status and fleet reports, and the node's story.
+#      one GPU Job runs on every certified node; an XID 79 alert is posted to Alertmanager, the XID kills the Job on its
+#      node, and the sentinel quarantines, drains, remediates, recertifies and returns the node; the other Jobs complete;
+#   3. demo/report.yml: the sentinel status and fleet reports (GPU-hours completed, lost to the fault, lost to
+#      quarantine: the useful-work measure), and the node's story.
 # Everything started here is stopped at the end (trap); all logs go under <out-dir>/logs.
 # A missing Alertmanager, Java or ansible-rulebook is named with what to install, before anything starts.
 # Usage: scripts/demo.sh <collections-root> <inventory> <out-dir>
@@ -18,6 +19,7 @@ INVENTORY="$2"
 OUT="$3"
 VENV="${VENV:-$REPO/.venv}"
 DEGRADED_NODE="${DEMO_DEGRADED_NODE:-ip-10-0-0-5.ec2.internal}"
+TIME_SCALE=0.05  # the emulator's delays (grace periods, Job durations) run 20x faster than real time
 STARTED=$SECONDS
 
 "$VENV/bin/python" "$REPO/scripts/demo_operate.py" check --venv "$VENV" || exit $?
@@ -45,7 +47,7 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 
 cd "$REPO"
-"$VENV/bin/python" -m tests.harness.k8s_emulator serve --nodes 8 --profile h100-eks --time-scale 0.05 \
+"$VENV/bin/python" -m tests.harness.k8s_emulator serve --nodes 8 --profile h100-eks --time-scale "$TIME_SCALE" \
     --demo-workloads --certify-jobs --degraded "$DEGRADED_NODE=0.5" \
     --git-version v1.32.5-eks-7e2b1c3 --kubeconfig "$KUBECONFIG_FILE" >"$OUT/logs/emulator.log" 2>&1 &
 PIDS+=($!)
@@ -70,7 +72,7 @@ playbook() {
 # output back and posts the alert once part 1 is done.
 "$VENV/bin/python" "$REPO/scripts/demo_operate.py" run --venv "$VENV" --collections "$COLLECTIONS" \
     --kubeconfig "$KUBECONFIG_FILE" --out "$OUT" --certify-report "$OUT/certify/certify-report.json" \
-    --go-file "$OUT/logs/lifecycle.done" &
+    --go-file "$OUT/logs/lifecycle.done" --time-scale "$TIME_SCALE" &
 OPERATE_PID=$!
 PIDS+=("$OPERATE_PID")
 echo "starting Alertmanager and ansible-rulebook in the background (scripts/demo_operate.py)"

@@ -18,11 +18,20 @@ Started by scripts/demo.sh once demo/lifecycle.yml has configured and certified 
   from the installed collection) until the incident has ended. Then it prints the timeline from the Kubernetes Events
   the sentinel wrote, stops what it started and writes ``<out>/operate.json``.
 
+GPU work (what the fleet report's useful-work measure counts): before the alert, one GPU Job per certified node
+(namespace ``training``, ``--work-gpus`` GPUs each, run by the emulator for ``--work-emulated-s`` emulated seconds:
+annotation ``emulator.dsxos.io/duration``). ``--fault-after-s`` seconds after the alert node's Job pod started the
+alert is posted, and the XID kills that pod: its status is written as the kubelet writes a crashed container's
+(phase ``Failed``, exit code 134, ``finishedAt`` now), the emulated fault. The other Jobs complete on their own. The
+pods' own ``startTime``/``finishedAt`` go into ``operate.json`` (``work``); the fleet report derives its GPU-hours from
+the same fields.
+
 Logs: ``<out>/logs/ansible-rulebook.log``, ``<out>/alertmanager/alertmanager.log``.
 """
 from __future__ import annotations
 
 import argparse
+import calendar
 import json
 import os
 import re
@@ -47,6 +56,12 @@ INSTALL = {
 }
 EXIT_MISSING = 3
 EXIT_FAILED = 1
+#: the demo's GPU Jobs (their pods carry this label)
+WORK_NAMESPACE = "training"
+WORK_LABEL = "dsxos.io/demo-work"
+#: the emulator runs a Job pod annotated with this many emulated seconds (tests/harness/k8s_emulator/controllers.py)
+ANN_DURATION = "emulator.dsxos.io/duration"
+GPU = "nvidia.com/gpu"
 # Sentinel Events in the order an incident goes through them (roles/sentinel, docs/operate-sentinel.md).
 STEPS = ("SentinelQuarantined", "SentinelDraining", "SentinelDrained", "SentinelRemediating", "SentinelRecertifying",
          "SentinelReturned", "SentinelNeedsAttention", "SentinelReleased")
@@ -221,6 +236,110 @@ def running_pods(client: Any, node: str) -> List[str]:
                   if (i.get("status") or {}).get("phase") not in ("Succeeded", "Failed") and not i["metadata"].get("deletionTimestamp"))
 
 
+# ------------------------------------------------------------------------------------------------------------- GPU work
+
+def gpu_job(name: str, node: str, gpus: int, emulated_s: float) -> Dict[str, Any]:
+    """A one-pod training Job pinned to ``node`` (nodeSelector), ``gpus`` GPUs, no retry (``backoffLimit`` 0)."""
+    labels = {WORK_LABEL: "true", "app": "finetune"}
+    resources = {"requests": {GPU: str(gpus)}, "limits": {GPU: str(gpus)}}
+    return {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": name, "namespace": WORK_NAMESPACE, "labels": labels},
+            "spec": {"backoffLimit": 0, "completions": 1, "parallelism": 1, "template": {
+                "metadata": {"labels": labels, "annotations": {ANN_DURATION: str(emulated_s)}},
+                "spec": {"restartPolicy": "Never", "nodeSelector": {"kubernetes.io/hostname": node},
+                         "containers": [{"name": "train", "image": "registry.example.com/llm-finetune:1.0",
+                                         "command": ["torchrun", "--nproc-per-node=%d" % gpus, "finetune.py"],
+                                         "resources": resources}]}}}}
+
+
+def start_gpu_jobs(client: Any, nodes: List[str], gpus: int, emulated_s: float) -> Dict[str, str]:
+    """One GPU Job per node; returns {node: job name}."""
+    jobs = {}
+    for index, node in enumerate(nodes):
+        name = "finetune-%d" % index
+        client.call("create", "jobs", client.batch.create_namespaced_job, WORK_NAMESPACE, gpu_job(name, node, gpus, emulated_s))
+        jobs[node] = name
+    return jobs
+
+
+def work_pods(client: Any) -> List[Dict[str, Any]]:
+    resp = client.call("list", "pods", client.core.list_namespaced_pod, WORK_NAMESPACE, label_selector="%s=true" % WORK_LABEL,
+                       _preload_content=False)
+    return json.loads(resp.data).get("items") or []
+
+
+def work_jobs(client: Any) -> List[Dict[str, Any]]:
+    resp = client.call("list", "jobs", client.batch.list_namespaced_job, WORK_NAMESPACE, label_selector="%s=true" % WORK_LABEL,
+                       _preload_content=False)
+    return json.loads(resp.data).get("items") or []
+
+
+def running_work_pod(client: Any, node: str) -> Optional[Dict[str, Any]]:
+    """The demo's GPU pod Running on ``node``, if any."""
+    for pod in work_pods(client):
+        if (pod.get("spec") or {}).get("nodeName") == node and (pod.get("status") or {}).get("phase") == "Running":
+            return pod
+    return None
+
+
+def rfc3339_now() -> str:
+    """Now, to the second, as the kubelet writes container times (the next whole second is waited for by the caller)."""
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def kill_pod(client: Any, namespace: str, name: str, message: str) -> Dict[str, Any]:
+    """The fault kills the pod's containers: its status as the kubelet writes it (Failed, exit code 134, finishedAt now)."""
+    for _attempt in range(5):
+        resp = client.call("get", "pods", client.core.read_namespaced_pod, name, namespace, _preload_content=False)
+        pod = json.loads(resp.data)
+        status = pod.setdefault("status", {})
+        if status.get("phase") != "Running":
+            return pod
+        now = rfc3339_now()
+        status["phase"] = "Failed"
+        for cond in status.get("conditions") or []:
+            if cond.get("type") in ("Ready", "ContainersReady"):
+                cond.update({"status": "False", "reason": "PodFailed", "lastTransitionTime": now})
+        for cstat in status.get("containerStatuses") or []:
+            started = ((cstat.get("state") or {}).get("running") or {}).get("startedAt") or status.get("startTime") or now
+            cstat.update({"ready": False, "started": False, "state": {"terminated": {
+                "exitCode": 134, "reason": "Error", "message": message, "startedAt": started, "finishedAt": now,
+                "containerID": cstat.get("containerID", "")}}})
+        try:
+            resp = client.call("update", "pods", client.core.replace_namespaced_pod_status, name, namespace, pod, _preload_content=False)
+            return json.loads(resp.data)
+        except Exception as err:  # pylint: disable=broad-except  # a conflict: read again
+            if getattr(err, "status", None) != 409:
+                raise
+    raise RuntimeError("could not write the failure of pod %s/%s (conflicts)" % (namespace, name))
+
+
+def _epoch(text: Optional[str]) -> Optional[float]:
+    if not text:
+        return None
+    return float(calendar.timegm(time.strptime(text[:19], "%Y-%m-%dT%H:%M:%S")))
+
+
+def work_record(pods: List[Dict[str, Any]]) -> Dict[str, Any]:
+    """Each demo GPU pod with its own times, and the GPU-hours by outcome (GPUs x (finishedAt - startTime))."""
+    rows = []
+    totals = {"succeeded": 0.0, "failed": 0.0, "running": 0.0}
+    for pod in sorted(pods, key=lambda p: p["metadata"]["name"]):
+        status = pod.get("status") or {}
+        terminated = [((c.get("state") or {}).get("terminated") or {}) for c in status.get("containerStatuses") or []]
+        finished = max((t.get("finishedAt") for t in terminated if t.get("finishedAt")), default=None)
+        gpus = sum(int(((c.get("resources") or {}).get("limits") or {}).get(GPU, 0)) for c in (pod.get("spec") or {}).get("containers") or [])
+        start, end = _epoch(status.get("startTime")), _epoch(finished)
+        hours = gpus * (end - start) / 3600.0 if start is not None and end is not None else 0.0
+        phase = status.get("phase")
+        key = {"Succeeded": "succeeded", "Failed": "failed"}.get(phase, "running")
+        totals[key] += hours
+        rows.append({"pod": pod["metadata"]["name"], "job": (pod["metadata"].get("labels") or {}).get("job-name"),
+                     "node": (pod.get("spec") or {}).get("nodeName"), "gpus": gpus, "phase": phase, "start": status.get("startTime"),
+                     "end": finished, "exit_code": next((t.get("exitCode") for t in terminated if "exitCode" in t), None),
+                     "gpu_hours": round(hours, 6)})
+    return {"pods": rows, "gpu_hours": {k: round(v, 6) for k, v in totals.items()}}
+
+
 def quarantine_history(client: Any, node: str) -> List[Dict[str, Any]]:
     """The node's quarantine record history (annotation dsxos.io/quarantine-history: action, reason, actor, time)."""
     resp = client.call("get", "nodes", client.core.read_node, node, _preload_content=False)
@@ -312,10 +431,28 @@ def cmd_run(args: argparse.Namespace) -> int:  # pylint: disable=too-many-locals
         files["neighbours"].write_text(json.dumps(picked["neighbours"]), encoding="utf-8")
         client = kube_client(collections, args.kubeconfig)
 
+        # GPU work: one Job per certified node; the one on the alert node is the fault's victim.
+        jobs = start_gpu_jobs(client, picked["passed"], args.work_gpus, args.work_emulated_s)
+        say("GPU work: %d Jobs in namespace %s, one per certified node, %d GPUs each, %s emulated s each (%.0f s of wall clock here)"
+            % (len(jobs), WORK_NAMESPACE, args.work_gpus, args.work_emulated_s, args.work_emulated_s * args.time_scale))
+        victim = wait_until(lambda: running_work_pod(client, node), 120, "Job %s to run on %s" % (jobs[node], node), step_s=0.25,
+                            error=RuntimeError)
+        victim_started = _epoch((victim.get("status") or {}).get("startTime")) or time.time()
+        time.sleep(max(0.0, victim_started + args.fault_after_s - time.time()))
+
         result["pods_before"] = running_pods(client, node)
         posted = time.monotonic()
         manager.post_alerts([xid79_alert(node)])
         say("POST %s/api/v2/alerts: GPUFallenOffBus (XID 79) on GPU 3 of %s" % (manager.url, node))
+        # The XID took GPU 3 away: the training process on it dies. Its container's finishedAt is written to the second
+        # (as the kubelet does), so wait for the next second: the failure is not dated before the alert.
+        time.sleep(1.0 - (time.time() % 1.0) + 0.05)
+        killed = kill_pod(client, WORK_NAMESPACE, victim["metadata"]["name"],
+                          "CUDA error: unspecified launch failure (Xid 79: GPU has fallen off the bus)")
+        result["fault_victim"] = "%s/%s" % (WORK_NAMESPACE, killed["metadata"]["name"])
+        say("  the XID kills %s (Job %s, %d GPUs, running since %s): phase %s, exit code 134"
+            % (result["fault_victim"], jobs[node], args.work_gpus, clock((killed.get("status") or {}).get("startTime") or ""),
+               (killed.get("status") or {}).get("phase")))
 
         seen: List[str] = []
 
@@ -356,6 +493,21 @@ def cmd_run(args: argparse.Namespace) -> int:  # pylint: disable=too-many-locals
         result["recertify_report"] = str(recertified[-1]) if recertified else ""
         result["quarantine_history"] = quarantine_history(client, node)
         result["pods_after"] = running_pods(client, node)
+
+        def work_done() -> Optional[List[Dict[str, Any]]]:
+            found = work_jobs(client)
+            ended = [j for j in found if any(c.get("type") in ("Complete", "Failed") and c.get("status") == "True"
+                                             for c in (j.get("status") or {}).get("conditions") or [])]
+            return found if len(found) == len(jobs) and len(ended) == len(found) else None
+
+        finished_jobs = wait_until(work_done, args.timeout_s, "the demo's GPU Jobs to finish", step_s=0.5, error=RuntimeError)
+        result["work"] = work_record(work_pods(client))
+        result["work"]["jobs"] = {j["metadata"]["name"]: ("Complete" if any(c.get("type") == "Complete" and c.get("status") == "True"
+                                                                           for c in (j.get("status") or {}).get("conditions") or [])
+                                                           else "Failed") for j in finished_jobs}
+        say("GPU Jobs: %d Complete, %d Failed; from their pods' startTime and finishedAt: %.4f GPU-hours completed, %.4f killed by the XID"
+            % (sum(1 for v in result["work"]["jobs"].values() if v == "Complete"), sum(1 for v in result["work"]["jobs"].values() if v == "Failed"),
+               result["work"]["gpu_hours"]["succeeded"], result["work"]["gpu_hours"]["failed"]))
         say("Incident %s of %s ended %s %.0f s after the POST; timeline (Kubernetes Events of the node):"
             % (result["incident"], node, result["outcome"], took))
         for item in result["timeline"]:
@@ -390,6 +542,11 @@ def main(argv: Optional[List[str]] = None) -> int:
     run.add_argument("--timeout-s", type=float, default=600.0, help="most seconds from the alert to the end of the incident")
     run.add_argument("--go-file", default="", help="start the servers at once, post the alert once this file exists")
     run.add_argument("--go-timeout-s", type=float, default=1800.0)
+    run.add_argument("--work-gpus", type=int, default=4, help="GPUs of each demo GPU Job (one per certified node)")
+    run.add_argument("--work-emulated-s", type=float, default=300.0, help="emulated seconds each demo GPU Job runs")
+    run.add_argument("--time-scale", type=float, default=0.05, help="the emulator's time scale (for the printed wall-clock time)")
+    run.add_argument("--fault-after-s", type=float, default=5.0,
+                     help="wall-clock seconds the alert node's Job runs before the XID (the alert) kills it")
     args = parser.parse_args(argv)
     if str(REPO) not in sys.path:
         sys.path.insert(0, str(REPO))

@@ -115,6 +115,32 @@ def test_demo_runs_the_whole_lifecycle_on_the_built_in_cluster(installed_collect
     assert incidents[operate["incident"]]["outcome"] == "returned" and incidents[operate["incident"]]["node"] == node
     assert "<html" in (out / "sentinel" / "fleet-status.html").read_text(encoding="utf-8").lower()
     assert re.search(r"^\s+%s\s+%s\s+reboot\s+returned\s+[0-9.]+\s+[0-9.]+$" % (re.escape(node), operate["incident"]), text, re.M), text[-4000:]
+
+    # Useful work: GPU Jobs completed on the certified nodes, the one on the alert node was killed by the XID; the report's
+    # GPU-hours are non-zero, come from the pods' own start and finish times, and add up.
+    work = operate["work"]
+    assert sorted(work["jobs"].values()).count("Complete") == 6 and list(work["jobs"].values()).count("Failed") == 1, work["jobs"]
+    victim = next(row for row in work["pods"] if row["phase"] == "Failed")
+    assert victim["node"] == node and victim["exit_code"] == 134 and operate["fault_victim"].endswith("/" + victim["pod"])
+    assert all(row["phase"] == "Succeeded" and row["node"] != node for row in work["pods"] if row is not victim)
+    hours, pods = fleet["work"]["gpu_hours"], fleet["work"]["pods"]
+    assert hours["succeeded"] > 0 and hours["lost_faults"] > 0 and hours["lost_quarantine"] > 0, hours
+    assert pods["succeeded"] == 6 and pods["failed_fault"] == 1 and pods["failed_other"] == 0, pods
+    # the same GPU-hours as GPUs x (finishedAt - startTime) of the demo's pods (the report rounds to 4 decimals)
+    assert abs(hours["succeeded"] - work["gpu_hours"]["succeeded"]) < 2e-4, (hours, work["gpu_hours"])
+    assert abs(hours["lost_faults"] - work["gpu_hours"]["failed"]) < 2e-4, (hours, work["gpu_hours"])
+    assert abs(hours["lost_quarantine"] - fleet["fleet"]["quarantined_node_s"] * 8 / 3600) < 2e-4, (hours, fleet["fleet"])
+    # completed + lost to the fault + lost to quarantine = accounted; useful fraction = completed / accounted
+    accounted = hours["succeeded"] + hours["lost_faults"] + hours["lost_quarantine"]
+    assert 0 < fleet["work"]["useful_fraction"] < 1 and abs(fleet["work"]["useful_fraction"] - hours["succeeded"] / accounted) < 2e-3
+    shown = re.search(r"^\s+completed\s+([0-9.]+) .*\n\s+lost to the fault\s+([0-9.]+) .*\n\s+lost to quarantine\s+([0-9.]+) .*\n"
+                      r"\s+accounted\s+([0-9.]+)  = completed \+ lost to the fault \+ lost to quarantine\n"
+                      r"\s+useful work\s+([0-9.]+) %  = completed / accounted$", text, re.M)
+    assert shown, text[-5000:]
+    completed, lost_fault, lost_quarantine, total, percent = (float(v) for v in shown.groups())
+    assert (completed, lost_fault, lost_quarantine) == (hours["succeeded"], hours["lost_faults"], hours["lost_quarantine"])
+    assert completed > 0 and lost_fault > 0 and lost_quarantine > 0 and abs(completed + lost_fault + lost_quarantine - total) < 1e-4
+    assert abs(percent - 100 * completed / total) < 0.2, (percent, completed, total)
     listed = text.split("\nReports:\n", 1)[1].split("\nBundles:", 1)[0].split()
     for wanted in ("certify/certify-report.json", "certify/certify-report.html", "sentinel/status.json", "sentinel/status.md",
                    "sentinel/fleet-status.json", "sentinel/fleet-status.md", "sentinel/fleet-status.html", "operate.json"):
