@@ -103,7 +103,8 @@ options:
         C(args), C(gpus_per_node) (GPUs requested by each pod, default 8; 0 requests none), C(gpu_resource),
         C(host_network) (default true), C(env), C(tolerations), C(service_account), C(image_pull_secrets), C(labels),
         C(resources), C(poll_s), C(keep_jobs), C(ttl_s), C(run_id), C(binary_template) (default C({collective}_perf)),
-        C(node_hostnames).
+        C(node_hostnames), C(recertify_nodes) (cordoned nodes tested anyway; the role passes the nodes quarantined for a
+        certification failure, with tolerations for their cordon and quarantine taint; other cordoned nodes stay excluded).
       - With O(validate_only=true) they are checked only when given.
     type: dict
   create_namespace:

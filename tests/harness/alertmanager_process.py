@@ -25,6 +25,8 @@ from typing import Any, Dict, List, Optional, Union
 
 import yaml
 
+from .server_process import ServerProcess
+
 BINARY = "prometheus-alertmanager"
 PACKAGE = "prometheus-alertmanager"
 #: the shipped example configuration of this working tree (or of the installed collection this file belongs to)
@@ -73,7 +75,7 @@ def alertmanager_config(source_url: str, token_path: Union[str, Path], *, group_
     return config
 
 
-class AlertmanagerProcess:
+class AlertmanagerProcess(ServerProcess):
     """One Alertmanager process; use as a context manager or call ``start()``/``stop()``."""
 
     def __init__(self, workdir: str, config: Dict[str, Any], start_timeout_s: float = 30.0) -> None:
@@ -107,19 +109,8 @@ class AlertmanagerProcess:
                 stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
         finally:
             log.close()
-        deadline = time.monotonic() + self.start_timeout_s
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError("%s exited with %s: %s" % (BINARY, self.proc.returncode, self.log()))
-            try:
-                with urllib.request.urlopen(self.url + "/-/ready", timeout=2) as resp:
-                    if resp.status == 200:
-                        return self
-            except OSError:
-                pass
-            time.sleep(0.1)
-        self.stop()
-        raise RuntimeError("%s did not become ready on %s within %ss: %s" % (BINARY, self.url, self.start_timeout_s, self.log()))
+        self.wait_ready(BINARY, self.url + "/-/ready", self.start_timeout_s)
+        return self
 
     def post_alerts(self, alerts: List[Dict[str, Any]]) -> None:
         """``POST /api/v2/alerts`` (what Prometheus does); raises on any answer but 200."""
@@ -133,28 +124,3 @@ class AlertmanagerProcess:
         """``GET /api/v2/alerts``: the alerts Alertmanager holds, with their ``status.inhibitedBy``."""
         with urllib.request.urlopen(self.url + "/api/v2/alerts", timeout=10) as resp:
             return json.loads(resp.read().decode("utf-8"))
-
-    def log(self) -> str:
-        try:
-            with open(self.log_path, "r", encoding="utf-8", errors="replace") as handle:
-                return handle.read()[-6000:]
-        except OSError:
-            return ""
-
-    def stop(self) -> None:
-        """Terminate the process this object started (by PID), then kill it if it does not exit in 10 s."""
-        proc, self.proc = self.proc, None
-        if proc is None or proc.poll() is not None:
-            return
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=10)
-
-    def __enter__(self) -> "AlertmanagerProcess":
-        return self.start()
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.stop()

@@ -19,6 +19,8 @@ import urllib.error
 import urllib.request
 from typing import Dict, Optional
 
+from .server_process import ServerProcess
+
 BINARY = "docker-registry"
 PACKAGE = "docker-registry"
 
@@ -41,7 +43,7 @@ def bcrypt_hash(password: str) -> str:
     return hashed
 
 
-class OciRegistry:
+class OciRegistry(ServerProcess):
     """One registry process; use as a context manager or call ``start()``/``stop()``."""
 
     def __init__(self, workdir: str, users: Optional[Dict[str, str]] = None, start_timeout_s: float = 30.0) -> None:
@@ -117,28 +119,3 @@ class OciRegistry:
         self.stop()
         raise RuntimeError("%s did not answer on %s/v2/ within %ss: %s" % (BINARY, self.url, self.start_timeout_s,
                                                                            self.log()))
-
-    def log(self) -> str:
-        try:
-            with open(self.log_path, "r", encoding="utf-8", errors="replace") as handle:
-                return handle.read()[-4000:]
-        except OSError:
-            return ""
-
-    def stop(self) -> None:
-        """Terminate the process this object started (by PID), then kill it if it does not exit in 10 s."""
-        proc, self.proc = self.proc, None
-        if proc is None or proc.poll() is not None:
-            return
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=10)
-
-    def __enter__(self) -> "OciRegistry":
-        return self.start()
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.stop()

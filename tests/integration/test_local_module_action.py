@@ -101,9 +101,8 @@ def _run(cluster, ansible_run, monkeypatch, switch: str, prefix: str) -> Dict[st
     monkeypatch.setenv(SWITCH, switch)
     names = cluster.add_nodes(2, "h100-eks", name_prefix=prefix)
     taints = [{"key": "dsxos.io/gpu-fault", "value": "xid-79", "effect": "NoSchedule"}]
-    result = ansible_run(PLAY, extra_vars={"kubeconfig": cluster.kubeconfig_path, "nodes": names, "taints": taints,
-                                                 "secret": SECRET},
-                         extra_args=["-vvv"])
+    extra_vars = {"kubeconfig": cluster.kubeconfig_path, "nodes": names, "taints": taints, "secret": SECRET}
+    result = ansible_run(PLAY, extra_vars=extra_vars, extra_args=["-vvv"])
     out = normalized(json.loads(json.dumps({name: result.task(name) for name in TASKS}).replace(prefix, "<node>-")))
     text = result.stdout + result.stderr
     execs = len(re.findall(r"Using module file \S*/plugins/modules/node_(lock|quarantine)\.py", text))

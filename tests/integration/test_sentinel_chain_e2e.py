@@ -409,7 +409,7 @@ def test_sigkill_midway_then_redelivery_resumes_and_converges(chain):
 
     # re-delivery: a record-only alert joins the node's group, so Alertmanager sends the group again, the first alert with it
     hold.unlink()
-    chain.post([am_alert(node, "thermal", rfc3339(time.time()), gpu="0")])
+    chain.post([am_alert(node, "power", rfc3339(time.time()), gpu="0")])
     runs = chain.wait_runs(before, lambda runs: any(o["node"] == node and o["status"] == "returned" for r in runs for o in r["outcomes"]),
                            "the re-delivered alert's run to return " + node)
     resumed = [o for r in runs for o in r["outcomes"] if o["node"] == node and o["status"] == "returned"][0]
@@ -421,7 +421,7 @@ def test_sigkill_midway_then_redelivery_resumes_and_converges(chain):
     assert not lease["spec"].get("holderIdentity"), "the lock of the killed run was taken over and released"
     recorded = [e["fingerprint"] for e in chain.annotation(node, RECORDED) or []]
     joined = [e["fingerprint"] for h in chain.annotation(node, HISTORY) for e in h["events"]]
-    assert len(recorded + joined) >= 2, "the thermal alert is recorded or joined to the incident, nothing more: %s %s" % (recorded, joined)
+    assert len(recorded + joined) >= 2, "the power alert is recorded or joined to the incident, nothing more: %s %s" % (recorded, joined)
     assert chain.unexplained_cordons() == []
 
 

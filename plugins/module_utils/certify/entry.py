@@ -17,6 +17,7 @@ The modules that run on every GPU host have lighter entry files: ``nccl_test`` a
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Callable, Dict, List, Mapping, Optional
 
 from ansible_collections.dsxos.cluster.plugins.module_utils.certify.errors import CertifyError
@@ -126,6 +127,9 @@ def run_certify_nccl(params: Mapping[str, Any], check_mode: bool = False, diff: 
                 if not nodes:
                     raise CertifyError("empty target: no Kubernetes node matches the node selector", field="node_selector",
                                        value=params.get("node_selector") or "")
+            if kube_opts is not None and kube_opts.recertify_nodes:
+                # a node cordoned by the quarantine of its certification failure is certified again (its Jobs tolerate it)
+                nodes = [replace(n, cordoned=False) if n.name in kube_opts.recertify_nodes else n for n in nodes]
             if kube_opts is not None:
                 hostnames = {n.name: n.labels[HOSTNAME_LABEL] for n in nodes if n.labels.get(HOSTNAME_LABEL)}
                 hostnames.update(kube_opts.node_hostnames)

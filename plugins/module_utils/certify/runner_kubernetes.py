@@ -62,7 +62,7 @@ DEFAULT_COMMAND: Tuple[str, ...] = (
 _NAME_BAD = re.compile(r"[^a-z0-9-]+")
 _KUBE_OPTION_KEYS = ("namespace", "image", "command", "args", "gpus_per_node", "gpu_resource", "host_network", "env",
                      "tolerations", "service_account", "image_pull_secrets", "labels", "poll_s", "keep_jobs",
-                     "ttl_s", "run_id", "binary_template", "node_hostnames", "resources")
+                     "ttl_s", "run_id", "binary_template", "node_hostnames", "resources", "recertify_nodes")
 
 
 def _collective_binary(collective: str, template: str) -> str:
@@ -94,6 +94,9 @@ class KubeRunnerOptions:  # pylint: disable=too-many-instance-attributes
     run_id: str = ""
     binary_template: str = "{collective}_perf"
     node_hostnames: Dict[str, str] = field(default_factory=dict)
+    #: cordoned nodes tested anyway: their cordon is the quarantine of a certification failure (the certify role's
+    #: recertification); every other cordoned node stays excluded
+    recertify_nodes: Tuple[str, ...] = ()
 
 
 def _str_list(value: Any, where: str) -> Tuple[str, ...]:
@@ -161,6 +164,8 @@ def kube_options_from_params(params: Mapping[str, Any], timeout_s: float = 1800.
         opts.service_account = str(params["service_account"])
     if params.get("image_pull_secrets") is not None:
         opts.image_pull_secrets = _str_list(params["image_pull_secrets"], "kubernetes.image_pull_secrets")
+    if params.get("recertify_nodes") is not None:
+        opts.recertify_nodes = _str_list(params["recertify_nodes"], "kubernetes.recertify_nodes")
     if params.get("poll_s") is not None:
         opts.poll_s = positive_number(params["poll_s"], "kubernetes.poll_s", float, 0.05)
     if params.get("ttl_s") is not None:

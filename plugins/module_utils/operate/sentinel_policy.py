@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Mapping, Optional, Sequence
 
 from ansible_collections.dsxos.cluster.plugins.module_utils.common.errors import InputError
@@ -48,6 +48,9 @@ ACTIONS = ("record", "quarantine", "quarantine_drain", "partial_drain", "reset_g
 _STRENGTH = ("record", "quarantine", "partial_drain", "quarantine_drain", "reset_gpu", "driver_reload", "reboot", "contact_support", "replace")
 ACTION_RANK = {a: i for i, a in enumerate(_STRENGTH)}
 APPLICATION = "application"
+#: certification alerts (NodeCertificationFailed: the node failed the Certify phase) quarantine at most: a failed
+#: certification is a verdict to look at, never a reason to drain, reset, reboot or replace on its own
+CERTIFICATION = "certification"
 UNKNOWN = "unknown"
 DEFAULT_PRIORITY = 100
 MATCH_KEYS = ("fault_class", "code", "labels", "severity", "alertname")
@@ -326,7 +329,10 @@ DEFAULT_RULES: tuple[dict[str, Any], ...] = (
     {"name": "nvlink", "match": {"fault_class": ["nvlink"]}, "action": "quarantine_drain", "priority": 40},
     {"name": "pcie", "match": {"fault_class": ["pcie"]}, "action": "quarantine_drain", "priority": 40},
     {"name": "certification", "match": {"fault_class": ["certification"]}, "action": "quarantine", "priority": 50},
-    {"name": "thermal-power", "match": {"fault_class": ["thermal", "power"]}, "action": "record", "priority": 60},
+    # a GPU throttling or over temperature for minutes slows every multi-node job on it: no new work, running jobs stay
+    {"name": "thermal", "match": {"fault_class": ["thermal"]}, "action": "quarantine", "priority": 55},
+    # power capping under a heavy load is often deliberate: recorded (and counted) only
+    {"name": "power", "match": {"fault_class": ["power"]}, "action": "record", "priority": 60},
     {"name": "application-storm", "match": {"fault_class": ["application"]}, "action": "quarantine", "priority": 90,
      "rate": {"count": 5, "window_s": 600}},
 )
@@ -563,10 +569,15 @@ def decide_node(node: str, events: Sequence[Event], view: NodeIncidents, rules: 
         if event.fault_class == APPLICATION and rule.action != "record":
             notes.append(f"{event.fingerprint}: application alerts never condemn a node on their own (rule {rule.name})")
             continue
+        if event.fault_class == CERTIFICATION and rule.action not in ("record", "quarantine"):
+            notes.append(f"{event.fingerprint}: a certification alert quarantines at most (rule {rule.name}: {rule.action})")
+            rule = replace(rule, action="quarantine")
         candidates.append((rule, [event]))
     for rule in rules:
         if rule.is_rate:
             hits = _rate_hits(rule, [e for e in fresh if not e.manual], view)
+            if hits and rule.action not in ("record", "quarantine") and all(e.fault_class == CERTIFICATION for e in hits):
+                rule = replace(rule, action="quarantine")
             if hits:
                 candidates.append((rule, hits))
     manual = [e for e in fresh if e.manual]
