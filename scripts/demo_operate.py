@@ -502,9 +502,12 @@ def cmd_run(args: argparse.Namespace) -> int:  # pylint: disable=too-many-locals
 
         finished_jobs = wait_until(work_done, args.timeout_s, "the demo's GPU Jobs to finish", step_s=0.5, error=RuntimeError)
         result["work"] = work_record(work_pods(client))
-        result["work"]["jobs"] = {j["metadata"]["name"]: ("Complete" if any(c.get("type") == "Complete" and c.get("status") == "True"
-                                                                           for c in (j.get("status") or {}).get("conditions") or [])
-                                                           else "Failed") for j in finished_jobs}
+
+        def outcome(job: Dict[str, Any]) -> str:
+            conditions = (job.get("status") or {}).get("conditions") or []
+            return "Complete" if any(c.get("type") == "Complete" and c.get("status") == "True" for c in conditions) else "Failed"
+
+        result["work"]["jobs"] = {j["metadata"]["name"]: outcome(j) for j in finished_jobs}
         say("GPU Jobs: %d Complete, %d Failed; from their pods' startTime and finishedAt: %.4f GPU-hours completed, %.4f killed by the XID"
             % (sum(1 for v in result["work"]["jobs"].values() if v == "Complete"), sum(1 for v in result["work"]["jobs"].values() if v == "Failed"),
                result["work"]["gpu_hours"]["succeeded"], result["work"]["gpu_hours"]["failed"]))

@@ -368,7 +368,8 @@ ALERTMANAGER_CONFIG_SCHEMA: Dict[str, Any] = {
             "inhibitRules": {"type": "array", "items": {"type": "object", "additionalProperties": False, "properties": {
                 "sourceMatch": {"type": "array", "items": _MATCHER}, "targetMatch": {"type": "array", "items": _MATCHER},
                 "equal": {"type": "array", "items": {"type": "string"}}}}},
-            "receivers": {"type": "array", "items": {"type": "object", "additionalProperties": False, "required": ["name"],
+            "receivers": {"type": "array", "items": {
+                "type": "object", "additionalProperties": False, "required": ["name"],
                 "properties": {"name": {"type": "string"}, "webhookConfigs": {"type": "array", "items": {
                     "type": "object", "additionalProperties": False, "required": ["url"], "properties": {
                         "url": {"type": "string", "pattern": "^https?://"}, "sendResolved": {"type": "boolean"},
@@ -453,7 +454,7 @@ def test_eda_receiver_switched_on_with_set_in_every_deployer(tmp_path):
         params.update(recipe=recipe, dest=str(dest), deployer=deployer, deployer_options=options,
                       set=["prometheus:edaReceiver.url=%s" % EDA_URL])
         entry.run_render(params)
-        found = [p for p in glob.glob(str(dest / "**" / "eda-receiver.yaml"), recursive=True)]
+        found = glob.glob(str(dest / "**" / "eda-receiver.yaml"), recursive=True)
         assert len(found) == 1, (deployer, found)
         with open(found[0], encoding="utf-8") as handle:
             text = handle.read()
