@@ -7,6 +7,7 @@ exactly that process (by PID: SIGTERM, then SIGKILL after ``STOP_GRACE_S``). Sub
 attributes."""
 from __future__ import annotations
 
+import abc
 import subprocess
 import time
 import urllib.request
@@ -16,14 +17,15 @@ STOP_GRACE_S = 10.0
 LOG_TAIL = 6000
 
 
-class ServerProcess:
+class ServerProcess(abc.ABC):
     """Base of the local test servers; subclasses define ``start()`` returning ``self``."""
 
     proc: Optional[subprocess.Popen] = None
     log_path: str = ""
 
-    def start(self) -> Any:  # pragma: no cover - every subclass defines it
-        raise NotImplementedError
+    @abc.abstractmethod
+    def start(self) -> Any:
+        """Start the server, wait until it is ready (see :meth:`wait_ready`) and return ``self``."""
 
     def wait_ready(self, name: str, url: str, timeout_s: float) -> None:
         """Poll ``url`` until it answers 200; the process exiting first, or ``timeout_s`` passing (then it is stopped),
