@@ -34,6 +34,7 @@ from __future__ import annotations
 import ipaddress
 import json
 import os
+import pwd
 import re
 import secrets
 import shutil
@@ -58,6 +59,8 @@ SIZE_RE = re.compile(r"^\d+(?:\.\d+)?(?:b|k|kb|m|mb|g|gb|kbit|mbit|gbit)?$")
 TIME_RE = re.compile(r"^\d+(?:\.\d+)?(?:s|ms|us)$")
 MAX_HOSTS = 200
 SSHD = "/usr/sbin/sshd"
+# the login user's shell start-up files: a fabric host gets its own (empty) copies, see NetnsFabric._start_sshds
+SHELL_STARTUP_FILES = (".bashrc", ".bash_profile", ".bash_login", ".profile")
 
 #: program -> Debian package that provides it
 REQUIRED_PROGRAMS: Dict[str, str] = {
@@ -69,6 +72,11 @@ MPI_PROGRAMS: Dict[str, str] = {"mpirun": "openmpi-bin", "mpicc": "libopenmpi-de
 
 class FabricError(RuntimeError):
     """The fabric could not be built, used or removed; the message names the command and its output."""
+
+
+def _login_home(user: str = "root") -> str:
+    """Home directory of the user the fabric's ssh clients log in as (the client config says `User root`)."""
+    return pwd.getpwnam(user).pw_dir
 
 
 def _which(program: str) -> Optional[str]:
@@ -484,10 +492,20 @@ class NetnsFabric:  # pylint: disable=too-many-instance-attributes
                 _run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", member.name, "-f", str(key)])
             config = self._sshd_config(member, hostdir)
             log = hostdir / "sshd.log"
-            # ip netns exec -> unshare (own UTS namespace) -> sh sets the host name -> exec sshd: one pid throughout
-            argv = ["ip", "netns", "exec", member.namespace, "unshare", "--uts", "sh", "-c",
-                    'hostname "$1" && exec "$2" -D -f "$3" -E "$4"', "sh", member.name, _which("sshd") or SSHD,
-                    str(config), str(log)]
+            # A host of its own: sshd runs the login shell, which reads the user's start-up files (~/.bashrc: pyenv,
+            # conda, ...). Those are the controller's, not this host's, and one that blocks (a stale pyenv rehash lock
+            # held every remote command for 60 s) must not hang the fabric. `ip netns exec` gives the host a private
+            # mount namespace, so each start-up file is covered by the host's own empty copy there, invisible outside.
+            startup = hostdir / "shell-startup"
+            startup.write_text("# %s: shell start-up file of this fabric host\n" % member.name, encoding="utf-8")
+            covered = [str(Path(_login_home()) / name) for name in SHELL_STARTUP_FILES
+                       if (Path(_login_home()) / name).exists()]
+            # ip netns exec -> unshare (own UTS namespace) -> sh sets the host name, covers the start-up files
+            # -> exec sshd: one pid throughout
+            script = ('name=$1 sshd=$2 cfg=$3 log=$4 own=$5; shift 5; hostname "$name" &&'
+                      ' for f in "$@"; do mount --bind "$own" "$f" || exit 1; done && exec "$sshd" -D -f "$cfg" -E "$log"')
+            argv = ["ip", "netns", "exec", member.namespace, "unshare", "--uts", "sh", "-c", script, "sh",
+                    member.name, _which("sshd") or SSHD, str(config), str(log), str(startup), *covered]
             with open(os.devnull, "rb") as devnull:
                 proc = subprocess.Popen(argv, stdin=devnull, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                         start_new_session=True)  # pylint: disable=consider-using-with

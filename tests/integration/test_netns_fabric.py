@@ -135,6 +135,19 @@ def test_fabric_lifecycle_and_leftover_cleanup(tmp_path):
     assert set(namespaces) <= set(list_namespaces())
     assert fabric.bridge in list_links()
     assert fabric.ssh("dsx-h2", "hostname").stdout.strip() == "dsx-h2"
+    # a host of its own: the remote login shell reads the host's start-up files, never the controller user's
+    # (a stale pyenv rehash lock in root's ~/.bashrc once held every remote command for 60 s)
+    bashrc = Path(os.path.expanduser("~root"), ".bashrc")
+    own = tmp_path / "small" / "hosts" / "dsx-h2" / "shell-startup"
+    own.write_text("echo dsx-h2-startup-file >&2\n", encoding="utf-8")
+    login = fabric.ssh("dsx-h2", "echo $HOME; cat ~/.bashrc 2>/dev/null || true")
+    assert login.returncode == 0, login.stderr
+    assert login.stdout.splitlines()[0] == str(bashrc.parent)  # HOME as on a real host
+    if bashrc.exists():  # covered inside the host only: the controller still sees its own file
+        assert "dsx-h2-startup-file" in login.stderr and "dsx-h2-startup-file" in login.stdout
+        assert "dsx-h2-startup-file" not in bashrc.read_text(encoding="utf-8")
+    else:  # nothing to cover, nothing read
+        assert "dsx-h2-startup-file" not in login.stderr + login.stdout
     # host to host over the bridge: ssh from inside dsx-h1's namespace to dsx-h2
     hop = fabric.run_in("dsx-h1", ["ssh", *fabric.ssh_common_args(), fabric.host("dsx-h2").address, "hostname"])
     assert hop.returncode == 0 and hop.stdout.strip() == "dsx-h2", hop.stderr
