@@ -503,7 +503,7 @@ class NetnsFabric:  # pylint: disable=too-many-instance-attributes
             # ip netns exec -> unshare (own UTS namespace) -> sh sets the host name, covers the start-up files
             # -> exec sshd: one pid throughout
             script = ('name=$1 sshd=$2 cfg=$3 log=$4 own=$5; shift 5; hostname "$name" &&'
-                      ' for f in "$@"; do mount --bind "$own" "$f" || exit 1; done && exec "$sshd" -D -f "$cfg" -E "$log"')
+                      ' for f in "$@"; do mount --bind "$own" "$f" 2>>"$log" || exit 1; done && exec "$sshd" -D -f "$cfg" -E "$log"')
             argv = ["ip", "netns", "exec", member.namespace, "unshare", "--uts", "sh", "-c", script, "sh",
                     member.name, _which("sshd") or SSHD, str(config), str(log), str(startup), *covered]
             with open(os.devnull, "rb") as devnull:
