@@ -65,7 +65,7 @@ venv-runtime: $(RT_STAMP)
 
 venv: $(STAMP)
 
-$(RT_STAMP): requirements.txt
+$(RT_STAMP): requirements.txt requirements-bootstrap.txt
 	@scripts/bootstrap_venv.sh $(VENV) $(PYTHON) requirements.txt runtime
 	@rm -f $(VENV)/.dsxos-runtime-*.stamp
 	@touch $@
@@ -127,16 +127,17 @@ docs-check: venv $(INSTALL_PRIVATE)
 
 # docs-check, lint and sanity read the sources and write only their own directories (.build/installed,
 # .build/sanity), so they run beside the integration tests, at nice 19: they take only the CPU the integration tests
-# leave (their waits, the tail of the last long tests) and never slow a timing-sensitive test down. Molecule runs
-# after them: its certify scenarios start nccl-tests stand-ins, which the integration tests' "no stand-in process is
-# left on the machine" checks would see.
+# leave (their waits, the tail of the last long tests) and never slow a timing-sensitive test down. The molecule
+# lanes run beside them too, at the integration tests' priority (their certify scenarios measure stand-in bandwidth
+# over a slowed link, which a starved process would skew): they mostly wait (the stand-ins' timeouts), and their
+# fabric and stand-in build are their own (tests/harness/service_keeper.py), so the integration tests' "no stand-in
+# process is left" checks never see them.
 CHECKS_NICE ?= 19
 test: system-deps venv install-private
 	scripts/build_kube_control_plane.sh
 	scripts/run_stages.sh \
 		"unit=$(MAKE) unit" \
-		"integration+checks=scripts/run_parallel.sh 'integration=$(MAKE) integration' 'sanity=nice -n $(CHECKS_NICE) $(MAKE) sanity' 'docs-check=nice -n $(CHECKS_NICE) $(MAKE) docs-check INSTALL_PRIVATE=' 'lint=nice -n $(CHECKS_NICE) $(MAKE) lint INSTALL_PRIVATE='" \
-		"molecule=$(MAKE) molecule-lanes INSTALL_PRIVATE="
+		"integration+checks=scripts/run_parallel.sh 'integration=$(MAKE) integration' 'molecule=$(MAKE) molecule-lanes INSTALL_PRIVATE=' 'sanity=nice -n $(CHECKS_NICE) $(MAKE) sanity' 'docs-check=nice -n $(CHECKS_NICE) $(MAKE) docs-check INSTALL_PRIVATE=' 'lint=nice -n $(CHECKS_NICE) $(MAKE) lint INSTALL_PRIVATE='"
 
 $(INVENTORY):
 	@mkdir -p $(dir $@)

@@ -44,11 +44,23 @@ FABRIC_FIXTURES = frozenset({"netns_fabric", "netns_fabric_factory", "nccl_stand
 #: Test files that drive the fabric (also directly, not only through the fixtures above).
 FABRIC_FILES = frozenset({"test_netns_fabric.py", "test_certify_fabric_e2e.py"})
 FABRIC_GROUP = "netns_fabric"
+#: Tests on the real control plane (the ``real`` parameter of the backend tests, and the tests that take
+#: ``real_cluster`` themselves) share one xdist worker, so one session-scoped control plane serves them all: each
+#: further worker that started one would keep another kube-apiserver, etcd, controller-manager and scheduler
+#: running (about 5 % of a core each set, idle) for the whole session on a 2-core machine.
+REAL_GROUP = "real_control_plane"
 
 
 def uses_fabric(item: pytest.Item) -> bool:
     """Whether a test builds or uses the network-namespace fabric."""
     return bool(FABRIC_FIXTURES.intersection(getattr(item, "fixturenames", ()))) or item.path.name in FABRIC_FILES
+
+
+def uses_real_control_plane(item: pytest.Item) -> bool:
+    """Whether a test starts or uses the session's real control plane."""
+    callspec = getattr(item, "callspec", None)
+    backend = callspec.params.get("k8s_backend") if callspec is not None else None
+    return backend == "real" or "real_cluster" in getattr(item, "fixturenames", ())
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -64,10 +76,13 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:  # pylint: disable=unused-argument
-    """Put every fabric test into one xdist group (runs before xdist turns the marks into node id suffixes)."""
+    """Put every fabric test into one xdist group, and every other real-control-plane test into another (runs before
+    xdist turns the marks into node id suffixes)."""
     for item in items:
         if uses_fabric(item):
             item.add_marker(pytest.mark.xdist_group(FABRIC_GROUP))
+        elif uses_real_control_plane(item):
+            item.add_marker(pytest.mark.xdist_group(REAL_GROUP))
 
 
 @pytest.fixture(scope="session")
