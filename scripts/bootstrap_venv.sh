@@ -67,8 +67,11 @@ if [ "$installer" = uv ]; then
     if [ -n "${PIP_CERT:-}" ] && [ -z "${SSL_CERT_FILE:-}" ]; then
         export SSL_CERT_FILE="$PIP_CERT"
     fi
-    # --index-strategy unsafe-best-match: every index is searched for the pinned version, as pip does.
-    if ! "$VENV/bin/uv" pip install --python "$VENV/bin/python" --index-strategy unsafe-best-match "${args[@]}" -r "$REQS"; then
+    # As pip does: --index-strategy unsafe-best-match searches every index for the pinned version, and
+    # --compile-bytecode writes the .pyc files at install time (uv's default leaves that to the first import, which
+    # never happens where PYTHONDONTWRITEBYTECODE is set: every ansible-playbook would compile ansible-core again).
+    if ! "$VENV/bin/uv" pip install --python "$VENV/bin/python" --index-strategy unsafe-best-match --compile-bytecode \
+            "${args[@]}" -r "$REQS"; then
         echo "venv: uv could not install $(basename "$REQS"); trying pip (slower)" >&2
         installer=pip
     fi
