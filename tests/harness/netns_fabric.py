@@ -484,6 +484,8 @@ class NetnsFabric:  # pylint: disable=too-many-instance-attributes
 
     def _start_sshds(self) -> None:
         Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)  # sshd's privilege separation directory
+        home = Path(_login_home())
+        covered = [str(home / name) for name in SHELL_STARTUP_FILES if (home / name).exists()]  # see below
         for member in self.members:
             hostdir = self.workdir / "hosts" / member.name
             hostdir.mkdir(parents=True, exist_ok=True)
@@ -498,8 +500,6 @@ class NetnsFabric:  # pylint: disable=too-many-instance-attributes
             # mount namespace, so each start-up file is covered by the host's own empty copy there, invisible outside.
             startup = hostdir / "shell-startup"
             startup.write_text("# %s: shell start-up file of this fabric host\n" % member.name, encoding="utf-8")
-            covered = [str(Path(_login_home()) / name) for name in SHELL_STARTUP_FILES
-                       if (Path(_login_home()) / name).exists()]
             # ip netns exec -> unshare (own UTS namespace) -> sh sets the host name, covers the start-up files
             # -> exec sshd: one pid throughout
             script = ('name=$1 sshd=$2 cfg=$3 log=$4 own=$5; shift 5; hostname "$name" &&'

@@ -44,7 +44,7 @@ import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 BOOT_ID_FILE = "boot_id"
 EVENTS_FILE = "reboot_events.jsonl"
@@ -189,31 +189,69 @@ def _reboot_child(hostdir: Path, net_ns: str, down_delay_s: float, boot_s: float
     _event(hostdir, "up" if _wait_banner(_listen_address(config)) else "up_failed")
 
 
-def reboot(hostdir: Path, down_delay_s: float, boot_s: float) -> int:
-    """Check where we are, then fork a detached child that does the "reboot"; the caller returns at once."""
-    check_host(hostdir)
-    net_ns = _net_ns()
-    assert net_ns is not None
-    _event(hostdir, "requested", down_delay_s=down_delay_s, boot_s=boot_s)
-    if os.fork() > 0:
+#: Test hook: seconds the first child waits before it leaves the caller's session (forces the slow path, where the
+#: caller would have returned and its SSH session ended before the child is detached).
+DETACH_PAUSE_S = float(os.environ.get("DSXOS_REBOOT_STANDIN_DETACH_PAUSE_S", "0") or 0)
+
+
+def detach(work: Callable[[], None]) -> int:
+    """Run ``work`` in a grandchild in a session of its own; return 0 in the caller once it is detached.
+
+    The caller waits (on a pipe) until the grandchild exists outside the caller's session and process group: the
+    SSH session that ran the caller ends as soon as the caller returns, and its end sends SIGHUP to the process
+    group of its terminal, which a child still in that group (not yet scheduled to call ``setsid``, on a loaded
+    machine) would die of before it did anything. The child also ignores SIGHUP until it is detached."""
+    ready_r, ready_w = os.pipe()
+    previous = signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    pid = os.fork()
+    if pid > 0:
+        signal.signal(signal.SIGHUP, previous)
+        os.close(ready_w)
+        try:
+            os.read(ready_r, 1)  # b"1" from the detached grandchild, or b"" (EOF) if it died first
+        finally:
+            os.close(ready_r)
+        os.waitpid(pid, 0)  # the first child exits right after the second fork
         return 0
+    os.close(ready_r)
+    if DETACH_PAUSE_S > 0:
+        time.sleep(DETACH_PAUSE_S)
     os.setsid()
     if os.fork() > 0:
         os._exit(0)  # pylint: disable=protected-access
     # the grandchild: no terminal, no inherited descriptors (the SSH session must be able to end)
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
+    os.write(ready_w, b"1")
+    os.close(ready_w)
     devnull = os.open(os.devnull, os.O_RDWR)
     for descriptor in (0, 1, 2):
         os.dup2(devnull, descriptor)
     os.closerange(3, 1024)
     try:
-        _reboot_child(hostdir, net_ns, down_delay_s, boot_s)
-    except BaseException as exc:  # pylint: disable=broad-except
-        try:
-            _event(hostdir, "error", error=repr(exc))
-        except OSError:
-            pass
+        work()
+    except BaseException:  # pylint: disable=broad-except
         os._exit(1)  # pylint: disable=protected-access
     os._exit(0)  # pylint: disable=protected-access
+
+
+def reboot(hostdir: Path, down_delay_s: float, boot_s: float) -> int:
+    """Check where we are, then detach a child that does the "reboot"; the caller returns once it is detached."""
+    check_host(hostdir)
+    net_ns = _net_ns()
+    assert net_ns is not None
+    _event(hostdir, "requested", down_delay_s=down_delay_s, boot_s=boot_s)
+
+    def work() -> None:
+        try:
+            _reboot_child(hostdir, net_ns, down_delay_s, boot_s)
+        except BaseException as exc:  # pylint: disable=broad-except
+            try:
+                _event(hostdir, "error", error=repr(exc))
+            except OSError:
+                pass
+            raise
+
+    return detach(work)
 
 
 def main(argv: Optional[List[str]] = None) -> int:
