@@ -13,11 +13,13 @@ A fabric host is a network namespace with its own sshd; every namespace shares t
 * **reboot command**: ``<python> reboot_standin.py reboot --hostdir <hostdir> [--down-delay S] [--boot-s S]``, run
   over SSH ON the host (it inherits the host's network and UTS namespaces from that host's sshd). It refuses to run
   unless its network namespace is a fabric host's (one of ``/run/netns/dsxXXXX-hN``, never the machine's) and the
-  host's sshd (its ``sshd.pid``) is in that same namespace. It answers at once (rc 0, like ``shutdown -r +1``) and leaves a detached child
-  that, after ``--down-delay`` seconds, kills every process of THAT network namespace (the host's sshd, every SSH
-  session on it, whatever was started through them: what a reboot ends), writes a new boot id, waits ``--boot-s``
-  seconds (the "boot") and starts the host's sshd again with the same configuration (``sshd -f <hostdir>/sshd_config``,
-  which writes the new pid to ``sshd.pid``). Nothing outside that namespace is touched.
+  host's sshd (its ``sshd.pid``) is in that same namespace. It answers at once (rc 0, like ``shutdown -r +1``) and
+  leaves a detached child (:func:`detach` returns only once the child is in a session of its own, so the end of the
+  SSH session cannot take the child with it, however late the machine runs it) that, after ``--down-delay``
+  seconds, kills every process of THAT network namespace (the host's sshd, every SSH session on it, whatever was
+  started through them: what a reboot ends), writes a new boot id, waits ``--boot-s`` seconds (the "boot") and
+  starts the host's sshd again with the same configuration (``sshd -f <hostdir>/sshd_config``, which writes the new
+  pid to ``sshd.pid``). Nothing outside that namespace is touched.
 * **events**: the child appends ``{"event": "down"|"boot_id"|"sshd_started"|"up", "time": <epoch s>, ...}`` lines to
   ``<hostdir>/reboot_events.jsonl`` (``up``: the new sshd answers with its banner), which the MTTR bench uses to
   split a reboot into shutdown, boot and reconnection.
