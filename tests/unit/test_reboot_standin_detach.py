@@ -23,6 +23,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 SCRIPT = r'''
 import os, signal, sys, time
+signal.signal(signal.SIGHUP, signal.SIG_DFL)  # as in a login shell's session, even when run under nohup (CI)
 sys.path.insert(0, sys.argv[1])
 from tests.harness import reboot_standin
 marker = sys.argv[2]
