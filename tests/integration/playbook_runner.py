@@ -6,7 +6,7 @@
 * :func:`build_and_install` builds the tarball from the working tree and installs it (offline) under a
   collections root, through ``scripts/install_collection.sh`` (the same script ``make install`` and ``make install-private`` use).
 * :func:`run_playbook` runs a playbook (YAML text or a path) with only that installed copy visible
-  (``ANSIBLE_COLLECTIONS_SCAN_SYS_PATH=False``), a local inventory, and the test-only callback
+  (``ANSIBLE_COLLECTIONS_SCAN_SYS_PATH=False``; besides it only the test-only ``dsxos_test`` collections), a local inventory, and the test-only callback
   ``callback_plugins/dsxos_result_dump.py`` that records every task result as JSON.
 """
 from __future__ import annotations
@@ -25,6 +25,9 @@ import yaml
 REPO = Path(__file__).resolve().parents[2]
 CALLBACK_DIR = Path(__file__).resolve().parent / "callback_plugins"
 CALLBACK_NAME = "dsxos_result_dump"
+#: Test-only collections (``dsxos_test.stubs``, used by the stub task files of sentinel_stubs/): searched after the
+#: installed dsxos.cluster, never built or shipped.
+TEST_COLLECTIONS = Path(__file__).resolve().parent / "test_collections"
 PLAYBOOK_TIMEOUT_S = 600
 PLAYBOOK_FQCN = re.compile(r"^[a-z0-9_]+\.[a-z0-9_]+\.[A-Za-z0-9_.]+$")
 
@@ -105,7 +108,7 @@ def playbook_env(collections_root: Path, workdir: Path, dump: Path) -> dict[str,
     """Environment for ansible-playbook: only the installed collection, quiet, structured results to ``dump``."""
     env = {key: value for key, value in os.environ.items() if not key.startswith("ANSIBLE_")}
     env.update(
-        ANSIBLE_COLLECTIONS_PATH=str(collections_root),
+        ANSIBLE_COLLECTIONS_PATH=os.pathsep.join([str(collections_root), str(TEST_COLLECTIONS)]),
         ANSIBLE_COLLECTIONS_SCAN_SYS_PATH="False",
         ANSIBLE_LOCALHOST_WARNING="False",
         ANSIBLE_INVENTORY_UNPARSED_WARNING="False",

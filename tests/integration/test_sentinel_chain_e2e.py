@@ -43,6 +43,7 @@ from tests.harness.alertmanager_process import AlertmanagerProcess, alertmanager
 from tests.harness.k8s_emulator.emulator import Emulator
 from tests.harness.polling import wait_until
 from tests.harness.rulebook_process import RulebookProcess, descendants, localhost_inventory
+from playbook_runner import TEST_COLLECTIONS
 
 REPO = Path(__file__).resolve().parents[2]
 CALLBACK_DIR = REPO / "tests" / "integration" / "callback_plugins"
@@ -60,21 +61,15 @@ SUMMARY_TASK = "dsxos.cluster.sentinel : Publish the summary"
 REMEDIATION_STUB = """---
 # Chain test stub of a remediation task file: records its call; waits for go-<node> while hold-<node> exists.
 - name: Chain stub remediation records its call
-  ansible.builtin.copy:
+  dsxos_test.stubs.record_call:
     content: "{{ {'node': sentinel_node, 'incident': sentinel_incident.id, 'attempts': sentinel_incident.attempts} | to_json }}"
     dest: "{{ chain_dir }}/remediation-{{ sentinel_node }}-{{ sentinel_incident.attempts }}.json"
-    mode: "0644"
-
-- name: Chain stub remediation looks for a hold
-  ansible.builtin.stat:
-    path: "{{ chain_dir }}/hold-{{ sentinel_node }}"
-  register: chain_hold
 
 - name: Chain stub remediation waits for the go file while held
   ansible.builtin.wait_for:
     path: "{{ chain_dir }}/go-{{ sentinel_node }}"
     timeout: 600
-  when: chain_hold.stat.exists
+  when: (chain_dir ~ '/hold-' ~ sentinel_node) is ansible.builtin.exists
 
 - name: Chain stub remediation succeeds
   ansible.builtin.set_fact:
@@ -84,10 +79,9 @@ REMEDIATION_STUB = """---
 RECERTIFY_STUB = """---
 # Chain test stub of the recertification task file: records its call and passes.
 - name: Chain stub recertification records its call
-  ansible.builtin.copy:
+  dsxos_test.stubs.record_call:
     content: "{{ {'node': sentinel_node, 'incident': sentinel_incident.id, 'state': sentinel_incident.state} | to_json }}"
     dest: "{{ chain_dir }}/recertify-{{ sentinel_node }}-{{ sentinel_incident.attempts }}.json"
-    mode: "0644"
 
 - name: Chain stub recertification passes
   ansible.builtin.set_fact:
@@ -149,7 +143,8 @@ class Chain:  # pylint: disable=too-many-instance-attributes
         self.rulebook = RulebookProcess(
             self.dir, "dsxos.cluster.gpu_sentinel", localhost_inventory(localhost), rulebook_vars, self.collections,
             log_path=self.log_path, clean_ansible_env=True, start_timeout_s=180, step_s=0.5,
-            extra_env={"ANSIBLE_CALLBACK_PLUGINS": str(CALLBACK_DIR), "ANSIBLE_CALLBACKS_ENABLED": "dsxos_result_dump",
+            extra_env={"ANSIBLE_COLLECTIONS_PATH": os.pathsep.join([str(self.collections), str(TEST_COLLECTIONS)]),
+                       "ANSIBLE_CALLBACK_PLUGINS": str(CALLBACK_DIR), "ANSIBLE_CALLBACKS_ENABLED": "dsxos_result_dump",
                        "DSXOS_RESULT_DUMP": str(self.dump), "ANSIBLE_HOME": str(self.dir / "ansible-home"),
                        "ANSIBLE_LOCAL_TEMP": str(self.dir / "ansible-tmp")}).start()
         # alerts posted through the API without an end are resolved by Alertmanager after resolve_timeout (Prometheus
