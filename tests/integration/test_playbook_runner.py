@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from playbook_runner import TEST_COLLECTIONS
+
 TRIVIAL_PLAY = """
 - name: Self-test play
   hosts: localhost
@@ -98,7 +100,9 @@ def test_playbooks_see_the_installed_build_not_the_source_tree(ansible_run, inst
         msg: "{{ lookup('ansible.builtin.config', 'COLLECTIONS_PATHS') }}"
 """
     result = ansible_run(play)
-    assert result.task("Read the collections path")["msg"] == [str(installed_collection)]
+    # the installed build, then only the test-only stub collection (never the source tree)
+    assert result.task("Read the collections path")["msg"] == [str(installed_collection), str(TEST_COLLECTIONS)]
+    assert not (TEST_COLLECTIONS / "ansible_collections" / "dsxos" / "cluster").exists()
 
 
 def test_inventory_as_mapping_and_playbook_as_path(ansible_run, tmp_path: Path) -> None:
