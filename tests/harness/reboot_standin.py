@@ -222,7 +222,7 @@ def detach(work: Callable[[], None]) -> int:
     if os.fork() > 0:
         os._exit(0)  # pylint: disable=protected-access
     # the grandchild: no terminal, no inherited descriptors (the SSH session must be able to end)
-    signal.signal(signal.SIGHUP, signal.SIG_DFL)
+    signal.signal(signal.SIGHUP, previous)  # the caller's disposition again, now that no session can hang it up
     os.write(ready_w, b"1")
     os.close(ready_w)
     devnull = os.open(os.devnull, os.O_RDWR)

@@ -131,7 +131,7 @@ def start_fabric(state_dir: Path, hosts: int, slow: List[str]) -> Dict[str, Any]
 
 def serve_fabric(state_dir: Path, hosts: int, slow: List[str]) -> int:
     """Foreground keeper: build the stand-in and the fabric, describe it, wait for SIGTERM, tear it down."""
-    from .nccl_standin.build import DEFAULT_CACHE, build_standin  # pylint: disable=import-outside-toplevel
+    from .nccl_standin.build import KEEPER_CACHE, build_standin  # pylint: disable=import-outside-toplevel
     from .netns_fabric import NetnsFabric  # pylint: disable=import-outside-toplevel
 
     stop = {"now": False}
@@ -141,10 +141,10 @@ def serve_fabric(state_dir: Path, hosts: int, slow: List[str]) -> int:
 
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
-    # A stand-in build of its own (not the pytest suites' DEFAULT_CACHE): `make test` runs the molecule scenarios beside
-    # the integration tests, whose "no stand-in process is left on the machine" checks match processes by the
-    # realpath of the stand-in binaries they built, so this keeper's runs are never mistaken for their leftovers.
-    standin = build_standin(DEFAULT_CACHE.parent / (DEFAULT_CACHE.name + "_keeper"))
+    # A stand-in build of its own (KEEPER_CACHE, not the pytest suites' DEFAULT_CACHE): `make test` runs the molecule
+    # scenarios beside the integration tests, whose "no stand-in process is left on the machine" checks match processes
+    # by the realpath of the stand-in binaries they built, so this keeper's runs are never mistaken for their leftovers.
+    standin = build_standin(KEEPER_CACHE)
     fabric = NetnsFabric(hosts=hosts, workdir=state_dir / "fabric")
     fabric.start()
     try:

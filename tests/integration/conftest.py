@@ -6,6 +6,8 @@
 * ``installed_collection`` (session): builds the tarball and installs it once per test session into a
   temporary collections root, so every session tests the current sources. Set
   ``DSXOS_INSTALLED_COLLECTIONS=<dir holding ansible_collections/>`` to reuse an existing install instead.
+* ``newcomer_demo`` (session): the one ``make demo`` run that test_readme.py and test_demo.py read
+  (tests/integration/newcomer_demo.py).
 * ``ansible_run`` (function): ``ansible_run(playbook, extra_vars=None, check=False, diff=False,
   inventory=None, expect_rc=0) -> PlaybookResult``; asserts the exit status unless ``expect_rc=None``.
 
@@ -32,6 +34,7 @@ import pytest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from playbook_runner import PlaybookResult, build_and_install, run_playbook  # noqa: E402  pylint: disable=wrong-import-position
+from newcomer_demo import NewcomerDemo, run_make_demo  # noqa: E402  pylint: disable=wrong-import-position
 from ansible_collections.dsxos.cluster.tests.harness import cluster_backend_fixture  # noqa: E402  pylint: disable=wrong-import-position
 from ansible_collections.dsxos.cluster.tests.harness.cluster_backend_fixture import (  # noqa: E402,F401  pylint: disable=wrong-import-position,unused-import
     k8s_backend, k8s_cluster, k8s_cluster_factory, real_cluster)
@@ -49,6 +52,10 @@ FABRIC_GROUP = "netns_fabric"
 #: further worker that started one would keep another kube-apiserver, etcd, controller-manager and scheduler
 #: running (about 5 % of a core each set, idle) for the whole session on a 2-core machine.
 REAL_GROUP = "real_control_plane"
+#: The tests that read the session's one ``make demo`` run (fixture ``newcomer_demo``, tests/integration/newcomer_demo.py)
+#: share one worker, so that run is made once.
+DEMO_FIXTURE = "newcomer_demo"
+DEMO_GROUP = "make_demo"
 
 
 def uses_fabric(item: pytest.Item) -> bool:
@@ -76,13 +83,15 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:  # pylint: disable=unused-argument
-    """Put every fabric test into one xdist group, and every other real-control-plane test into another (runs before
-    xdist turns the marks into node id suffixes)."""
+    """Put every fabric test into one xdist group, every other real-control-plane test into another, and the tests of
+    the session's ``make demo`` run into a third (runs before xdist turns the marks into node id suffixes)."""
     for item in items:
         if uses_fabric(item):
             item.add_marker(pytest.mark.xdist_group(FABRIC_GROUP))
         elif uses_real_control_plane(item):
             item.add_marker(pytest.mark.xdist_group(REAL_GROUP))
+        elif DEMO_FIXTURE in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.xdist_group(DEMO_GROUP))
 
 
 @pytest.fixture(scope="session")
@@ -97,6 +106,12 @@ def installed_collection(tmp_path_factory: pytest.TempPathFactory) -> Path:
         return root
     base = tmp_path_factory.mktemp("collection")
     return build_and_install(base / "collections", base / "dist")
+
+
+@pytest.fixture(scope="session")
+def newcomer_demo(tmp_path_factory: pytest.TempPathFactory) -> NewcomerDemo:
+    """The session's one ``make demo`` run in a newcomer's checkout (tests/integration/newcomer_demo.py)."""
+    return run_make_demo(tmp_path_factory.mktemp("newcomer"))
 
 
 @pytest.fixture

@@ -15,8 +15,11 @@ All ```bash blocks of README.md run, in order, in ONE bash session (state carrie
 What cannot run literally, and why (each is stated in the bash session's output too):
 
 * ``make demo`` and ``make install`` run the REAL Makefile targets (``make -C <repo>``) with the build, the inventory
-  and the demo output redirected into the temporary directory; ``make demo`` runs once (a second mention in the
-  README reuses its output, as rerunning it would only repeat the same few minutes).
+  and the demo output redirected into the temporary directory. ``make demo`` runs once per test session, in this
+  test's checkout and home, as the README's first command: the session fixture ``newcomer_demo``
+  (tests/integration/newcomer_demo.py) runs it just before the session below, and test_demo.py checks the same run.
+  In the session, each ``make demo`` of the README shows that run's output (rerunning it would only repeat the same
+  minute) and the commands after it see its bundles and its install in ``~/.ansible/collections``.
 * ``make test`` is not run: it is the command that runs this very test (CI runs it: ``.ci/run``).
 * The Certify example needs an inventory of real GPU hosts with nccl-tests; here it runs with ``--syntax-check``
   against an inventory holding the ``gpu_nodes`` group (the playbook FQCN resolves from ~/.ansible/collections and
@@ -28,12 +31,11 @@ README says.
 """
 from __future__ import annotations
 
-import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
+from newcomer_demo import NewcomerDemo, newcomer_env
 from playbook_runner import REPO
 
 README = REPO / "README.md"
@@ -47,8 +49,9 @@ make() {
     install)
         command make -C "$DSXOS_REPO" install DIST="$DSXOS_TMP/dist" ;;
     demo)
-        if [ -d out/demo/bundles/helm ]; then
-            echo "README-TEST: make demo already ran in this session; reusing out/demo"
+        if [ -d out/demo/bundles/helm ] && [ -f "$DSXOS_TMP/make-demo.log" ]; then
+            echo "README-TEST: make demo ran once for this session (tests/integration/newcomer_demo.py); its output:"
+            cat "$DSXOS_TMP/make-demo.log"
         else
             command make -C "$DSXOS_REPO" demo DIST="$DSXOS_TMP/dist" DEMO_OUT="$PWD/out/demo" \
                 INVENTORY="$DSXOS_TMP/inventory/localhost.ini"
@@ -74,16 +77,6 @@ ansible-playbook() {
 def readme_blocks(lang: str) -> list[str]:
     """The fenced blocks of README.md in language ``lang``, in order."""
     return [body for found, body in FENCE.findall(README.read_text(encoding="utf-8")) if found == lang]
-
-
-def newcomer_env(home: Path, tmp: Path) -> dict[str, str]:
-    """A user's shell: no ANSIBLE_* settings, the venv not on PATH (the README's activate line puts it there)."""
-    venv_bin = str(Path(sys.executable).parent)
-    path = [p for p in os.environ.get("PATH", os.defpath).split(os.pathsep) if p and os.path.realpath(p) != os.path.realpath(venv_bin)]
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANSIBLE_", "VIRTUAL_ENV", "PYTHONPATH", "MAKE"))}
-    env.update(HOME=str(home), PATH=os.pathsep.join(path), VENV=str(Path(sys.executable).parent.parent),
-               DSXOS_REPO=str(REPO), DSXOS_TMP=str(tmp), PIP_DISABLE_PIP_VERSION_CHECK="1")
-    return env
 
 
 def session_script(tmp: Path) -> str:
@@ -117,12 +110,11 @@ def test_readme_has_the_commands_this_test_expects() -> None:
                 f"no stand-in for README line {line!r}"
 
 
-def test_every_readme_command_runs_as_written(tmp_path: Path) -> None:
-    home = tmp_path / "home"
-    work = tmp_path / "work"
-    for directory in (home, work, tmp_path / "out-tmp", tmp_path / "inventory"):
-        directory.mkdir(parents=True)
-    (work / ".venv").symlink_to(Path(sys.executable).parent.parent)
+def test_every_readme_command_runs_as_written(newcomer_demo: NewcomerDemo) -> None:
+    # the checkout and home where the session's make demo ran (newcomer_demo.py), which the README's first command is
+    assert newcomer_demo.returncode == 0, newcomer_demo.stdout[-6000:] + newcomer_demo.stderr[-3000:]
+    tmp_path, home, work = newcomer_demo.base, newcomer_demo.home, newcomer_demo.work
+    (tmp_path / "out-tmp").mkdir()
     (work / "inventory.yml").write_text("all:\n  children:\n    gpu_nodes:\n      hosts:\n        gpu-1: {ansible_host: 192.0.2.1}\n",
                                         encoding="utf-8")
     script = tmp_path / "readme.sh"
