@@ -125,19 +125,19 @@ lint: venv $(INSTALL_PRIVATE)
 docs-check: venv $(INSTALL_PRIVATE)
 	$(BIN)/python tests/check_docs.py --collections-path $(INSTALLED)
 
+# One stage of lanes side by side. The unit tests, then (only when they passed) the integration tests, in one lane.
 # docs-check, lint and sanity read the sources and write only their own directories (.build/installed,
-# .build/sanity), so they run beside the integration tests, at nice 19: they take only the CPU the integration tests
-# leave (their waits, the tail of the last long tests) and never slow a timing-sensitive test down. The molecule
-# lanes run beside them too, at the integration tests' priority (their certify scenarios measure stand-in bandwidth
-# over a slowed link, which a starved process would skew): they mostly wait (the stand-ins' timeouts), and their
-# fabric and stand-in build are their own (tests/harness/service_keeper.py), so the integration tests' "no stand-in
-# process is left" checks never see them.
+# .build/sanity), so they run beside them, at nice 19: they take only the CPU the tests leave (the unit suite's
+# sleeping tests and tail, the integration tests' waits) and never slow a timing-sensitive test down. The molecule
+# lanes run beside them too, at the tests' priority (their certify scenarios measure stand-in bandwidth over a slowed
+# link, which a starved process would skew): they mostly wait (the stand-ins' timeouts), and their fabric and
+# stand-in build are their own (tests/harness/service_keeper.py), so the integration tests' "no stand-in process is
+# left" checks never see them.
 CHECKS_NICE ?= 19
 test: system-deps venv install-private
 	scripts/build_kube_control_plane.sh
 	scripts/run_stages.sh \
-		"unit=$(MAKE) unit" \
-		"integration+checks=scripts/run_parallel.sh 'integration=$(MAKE) integration' 'molecule=$(MAKE) molecule-lanes INSTALL_PRIVATE=' 'sanity=nice -n $(CHECKS_NICE) $(MAKE) sanity' 'docs-check=nice -n $(CHECKS_NICE) $(MAKE) docs-check INSTALL_PRIVATE=' 'lint=nice -n $(CHECKS_NICE) $(MAKE) lint INSTALL_PRIVATE='"
+		"tests+checks=scripts/run_parallel.sh 'unit+integration=$(MAKE) unit && $(MAKE) integration' 'molecule=$(MAKE) molecule-lanes INSTALL_PRIVATE=' 'sanity=nice -n $(CHECKS_NICE) $(MAKE) sanity' 'docs-check=nice -n $(CHECKS_NICE) $(MAKE) docs-check INSTALL_PRIVATE=' 'lint=nice -n $(CHECKS_NICE) $(MAKE) lint INSTALL_PRIVATE='"
 
 $(INVENTORY):
 	@mkdir -p $(dir $@)
