@@ -18,10 +18,12 @@ from ansible.plugins.action import ActionBase
 
 
 class ActionModule(ActionBase):
-    """Write one file (arguments ``dest``, ``content``); ``changed`` only when its content changed."""
+    """Write one file (arguments ``dest``, ``content``); ``changed`` only when its content changed; nothing written in
+    check mode."""
 
     TRANSFERS_FILES = False
     _VALID_ARGS = frozenset({"dest", "content"})
+    _supports_check_mode = True
 
     def run(self, tmp=None, task_vars=None):
         result = super().run(tmp, task_vars)
@@ -37,7 +39,7 @@ class ActionModule(ActionBase):
                 unchanged = handle.read() == data
         except FileNotFoundError:
             unchanged = False
-        if not unchanged:
+        if not unchanged and not self._task.check_mode:  # as ansible.builtin.copy: check mode only says it would change
             with open(dest, "wb") as handle:
                 handle.write(data)
         result.update(changed=not unchanged, dest=dest)
