@@ -4,7 +4,7 @@
 """A newcomer's checkout and shell, and the one ``make demo`` run of a test session in it.
 
 ``make demo`` (the real Makefile target: runtime venv, build, install into ``~/.ansible/collections``, the whole
-lifecycle on the built-in cluster) takes about a minute of CPU. Two tests need it: test_readme.py runs every README
+lifecycle on the built-in cluster) takes 35-60 s on a 2-core machine. Two tests need it: test_readme.py runs every README
 command as written, the first of which is ``make demo``, and test_demo.py checks what the demo did. The session fixture
 ``newcomer_demo`` (tests/integration/conftest.py) runs it ONCE, the way the README's first command runs it, and both
 tests read that run: test_readme.py continues in the same checkout and home (its ``make demo`` finds the demo's output
