@@ -32,6 +32,11 @@ PLAYBOOK_TIMEOUT_S = 600
 PLAYBOOK_FQCN = re.compile(r"^[a-z0-9_]+\.[a-z0-9_]+\.[A-Za-z0-9_.]+$")
 
 
+def collections_path(collections_root: Union[str, os.PathLike]) -> str:
+    """``ANSIBLE_COLLECTIONS_PATH`` for a test run: the installed build first, then the test-only collections."""
+    return os.pathsep.join([str(collections_root), str(TEST_COLLECTIONS)])
+
+
 @dataclass
 class PlaybookResult:
     """What one ``ansible-playbook`` run did.
@@ -108,7 +113,7 @@ def playbook_env(collections_root: Path, workdir: Path, dump: Path) -> dict[str,
     """Environment for ansible-playbook: only the installed collection, quiet, structured results to ``dump``."""
     env = {key: value for key, value in os.environ.items() if not key.startswith("ANSIBLE_")}
     env.update(
-        ANSIBLE_COLLECTIONS_PATH=os.pathsep.join([str(collections_root), str(TEST_COLLECTIONS)]),
+        ANSIBLE_COLLECTIONS_PATH=collections_path(collections_root),
         ANSIBLE_COLLECTIONS_SCAN_SYS_PATH="False",
         ANSIBLE_LOCALHOST_WARNING="False",
         ANSIBLE_INVENTORY_UNPARSED_WARNING="False",

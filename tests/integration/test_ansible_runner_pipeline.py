@@ -30,7 +30,7 @@ import yaml
 
 from ansible_collections.dsxos.cluster.tests.harness.k8s_emulator.pytest_fixture import (  # noqa: F401  pylint: disable=unused-import
     k8s_emulator, k8s_emulator_factory)
-from playbook_runner import TEST_COLLECTIONS
+from playbook_runner import collections_path
 
 # pylint: disable=redefined-outer-name
 
@@ -57,7 +57,7 @@ class Pipeline:  # pylint: disable=too-few-public-methods
         (private / "project" / "main.yml").write_text(playbook_text, encoding="utf-8")
         (private / "inventory" / "hosts").write_text(f"localhost ansible_connection=local ansible_python_interpreter={sys.executable}\n",
                                                      encoding="utf-8")
-        envvars = {"ANSIBLE_COLLECTIONS_PATH": os.pathsep.join([str(self.collections), str(TEST_COLLECTIONS)]), "ANSIBLE_COLLECTIONS_SCAN_SYS_PATH": "False",
+        envvars = {"ANSIBLE_COLLECTIONS_PATH": collections_path(self.collections), "ANSIBLE_COLLECTIONS_SCAN_SYS_PATH": "False",
                    "ANSIBLE_LOCALHOST_WARNING": "False", "ANSIBLE_INVENTORY_UNPARSED_WARNING": "False",
                    "ANSIBLE_HOME": str(base / "ansible-home"), "ANSIBLE_GALAXY_SERVER": "https://galaxy.invalid", "ANSIBLE_NOCOLOR": "1"}
         (private / "env" / "envvars").write_text(yaml.safe_dump(envvars), encoding="utf-8")

@@ -49,9 +49,9 @@ make() {
     install)
         command make -C "$DSXOS_REPO" install DIST="$DSXOS_TMP/dist" ;;
     demo)
-        if [ -d out/demo/bundles/helm ] && [ -f "$DSXOS_TMP/make-demo.log" ]; then
+        if [ -d out/demo/bundles/helm ] && [ -f "${DSXOS_DEMO_LOG:-}" ]; then
             echo "README-TEST: make demo ran once for this session (tests/integration/newcomer_demo.py); its output:"
-            cat "$DSXOS_TMP/make-demo.log"
+            cat "$DSXOS_DEMO_LOG"
         else
             command make -C "$DSXOS_REPO" demo DIST="$DSXOS_TMP/dist" DEMO_OUT="$PWD/out/demo" \
                 INVENTORY="$DSXOS_TMP/inventory/localhost.ini"
@@ -119,7 +119,8 @@ def test_every_readme_command_runs_as_written(newcomer_demo: NewcomerDemo) -> No
                                         encoding="utf-8")
     script = tmp_path / "readme.sh"
     script.write_text(session_script(tmp_path), encoding="utf-8")
-    proc = subprocess.run(["bash", str(script)], cwd=work, env=newcomer_env(home, tmp_path), stdin=subprocess.DEVNULL,
+    env = dict(newcomer_env(home, tmp_path), DSXOS_DEMO_LOG=str(newcomer_demo.log))
+    proc = subprocess.run(["bash", str(script)], cwd=work, env=env, stdin=subprocess.DEVNULL,
                           capture_output=True, text=True, timeout=1800, check=False)
     log = f"--- stdout ---\n{proc.stdout[-8000:]}\n--- stderr ---\n{proc.stderr[-4000:]}"
     assert proc.returncode == 0, log

@@ -43,7 +43,7 @@ from tests.harness.alertmanager_process import AlertmanagerProcess, alertmanager
 from tests.harness.k8s_emulator.emulator import Emulator
 from tests.harness.polling import wait_until
 from tests.harness.rulebook_process import RulebookProcess, descendants, localhost_inventory
-from playbook_runner import TEST_COLLECTIONS
+from playbook_runner import collections_path
 
 REPO = Path(__file__).resolve().parents[2]
 CALLBACK_DIR = REPO / "tests" / "integration" / "callback_plugins"
@@ -143,7 +143,7 @@ class Chain:  # pylint: disable=too-many-instance-attributes
         self.rulebook = RulebookProcess(
             self.dir, "dsxos.cluster.gpu_sentinel", localhost_inventory(localhost), rulebook_vars, self.collections,
             log_path=self.log_path, clean_ansible_env=True, start_timeout_s=180, step_s=0.5,
-            extra_env={"ANSIBLE_COLLECTIONS_PATH": os.pathsep.join([str(self.collections), str(TEST_COLLECTIONS)]),
+            extra_env={"ANSIBLE_COLLECTIONS_PATH": collections_path(self.collections),
                        "ANSIBLE_CALLBACK_PLUGINS": str(CALLBACK_DIR), "ANSIBLE_CALLBACKS_ENABLED": "dsxos_result_dump",
                        "DSXOS_RESULT_DUMP": str(self.dump), "ANSIBLE_HOME": str(self.dir / "ansible-home"),
                        "ANSIBLE_LOCAL_TEMP": str(self.dir / "ansible-tmp")}).start()
