@@ -69,7 +69,7 @@ def test_live_events_and_timeout(k8s_client):  # pylint: disable=redefined-outer
     thread.join(10)
     elapsed = time.monotonic() - started
     assert got == [("ADDED", "live"), ("DELETED", "live")]
-    assert 1.8 <= elapsed < 6, elapsed
+    assert 1.8 <= elapsed < 9.5, elapsed  # the 2 s server timeout ended the watch, not join(10)
 
 
 def test_selector_watch_sees_objects_enter_and_leave(k8s_client):  # pylint: disable=redefined-outer-name

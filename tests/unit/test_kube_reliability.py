@@ -55,7 +55,7 @@ from ansible_collections.dsxos.cluster.tests.harness.k8s_emulator.pytest_fixture
 # pylint: disable=redefined-outer-name
 
 #: seconds a failing call may take beyond its deadline (thread start, socket close, a loaded 2-core machine)
-SLACK_S = 1.5
+SLACK_S = 5.0
 
 
 @pytest.fixture

@@ -161,13 +161,23 @@ def test_runs_in_parallel_and_captures_output(tmp_path):
         assert out.ok is (i == 0)
 
 
-def test_max_parallel_limits_concurrency():
-    specs = {"t%d" % i: Command(["sleep", "0.4"]) for i in range(4)}
-    start = time.monotonic()
+def test_max_parallel_limits_concurrency(tmp_path):
+    """Structural, not timed: every command logs its start and end (O_APPEND lines); the first two wait until two
+    have started (a limit of 1 would leave them waiting, exit 99), and replaying the log never finds three at once."""
+    log = tmp_path / "log"
+    script = ('echo "start $0" >> "$1"; n=0; while [ "$(grep -c start "$1")" -lt 2 ] && [ $n -lt 600 ]; '
+              'do sleep 0.02; n=$((n+1)); done; [ "$(grep -c start "$1")" -ge 2 ] || exit 99; '
+              'sleep 0.1; echo "end $0" >> "$1"')
+    specs = {"t%d" % i: Command(["sh", "-c", script, str(i), str(log)]) for i in range(4)}
     results = run_groups(specs, max_parallel=2)
-    elapsed = time.monotonic() - start
-    assert 0.75 < elapsed < 2.0
-    assert all(r.ok for r in results.values())
+    assert all(r.ok for r in results.values()), {k: (r.rc, r.stderr) for k, r in results.items()}
+    running, peak = 0, 0
+    events = log.read_text().split("\n")[:-1]
+    for line in events:
+        running += 1 if line.startswith("start") else -1
+        peak = max(peak, running)
+    assert sorted(events) == ["end %d" % i for i in range(4)] + ["start %d" % i for i in range(4)]
+    assert peak == 2, events
 
 
 def test_timeout_kills_the_whole_process_group(tmp_path):
@@ -179,7 +189,7 @@ def test_timeout_kills_the_whole_process_group(tmp_path):
     assert out.timed_out and out.error == "timed out after 0.5 s"
     assert out.rc < 0 and not out.ok
     assert out.stdout == "started\n"
-    assert elapsed < 3.0
+    assert elapsed < 30.0, "the timeout (0.5 s) and the grace (1 s) ended it, not the 60 s sleep"
     child = int(pidfile.read_text().strip())
     deadline = time.monotonic() + 2.0
     while _pid_alive(child) and time.monotonic() < deadline:
@@ -226,7 +236,7 @@ def test_a_process_ignoring_sigterm_gets_sigkill_after_the_grace(tmp_path):
     elapsed = time.monotonic() - start
     assert marker.exists()
     assert out.timed_out and out.rc == -9
-    assert 0.7 <= elapsed < 3.0
+    assert 0.7 <= elapsed < 30.0, "the grace (0.5 s) was waited for, and SIGKILL ended the endless loop"
 
 
 def test_a_missing_program_is_reported_not_raised():
