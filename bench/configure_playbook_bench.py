@@ -21,6 +21,12 @@ The work: 25 recipes (the leaf overlays of ``recipes/``, repeated when there are
   (tests/unit/fixtures/aicr_upstream_style, the leaf h100-eks-ubuntu-training) to a fresh destination, repeated; the
   median against one aicr process of the anchor run (2.5 s / 75). Also "in memory" (no write) to show what the
   filesystem costs.
+* ``--calibrate``: the anchor was measured on the machine of the time, not this one. The code of the time
+  (:data:`ISSUE_CODE_COMMIT`, main when issue 23 was filed, from this clone's history) is built into a private
+  collection and runs the same loop play here, round by round beside ours; the issue measured that play at
+  :data:`ISSUE_LOOP_S` beside the 2.5 s aicr run. The ratio of the two is how much faster this machine (at its
+  present load) is than that one, and the anchor is scaled by it ("calibrated anchor"). It assumes the aicr
+  processes would speed up by the same factor as the Python code, which is a guess, so both ratios are printed.
 * ``breakdown``: where the time goes. ansible-playbook startup (a run of an empty play: the floor of any playbook),
   per-module time reported by the modules (``elapsed_ms``) and the rest (task dispatch, templating, callbacks), then a
   cProfile of the 75 operations in one process split into recipe store load (and the cache's tree signature),
@@ -60,6 +66,9 @@ from ansible_collections.dsxos.cluster.plugins.module_utils.configure.recipe_mod
 ANCHOR_S = 2.5
 #: one ``aicr`` process of that run, on average
 ANCHOR_PROCESS_S = ANCHOR_S / 75
+#: main when issue 23 was filed: the code whose loop play the issue timed at ISSUE_LOOP_S beside the aicr anchor
+ISSUE_CODE_COMMIT = "e6e8c1f0ca449f81e464a12bf7ba12b2f1cd1fd6"
+ISSUE_LOOP_S = 9.3
 UPSTREAM_TREE = os.path.join(REPO, "tests", "unit", "fixtures", "aicr_upstream_style")
 UPSTREAM_CRITERIA = {"service": "eks", "accelerator": "h100", "os": "ubuntu", "intent": "training"}
 DEPLOYERS = {"helm": {}, "argocd": {"repo_url": "https://git.example.com/gitops.git", "revision": "main"}}
@@ -171,6 +180,26 @@ def run_playbook(tmp: str, text: str, extra: dict, collections: str) -> tuple:
     if proc.returncode != 0:
         raise SystemExit("ansible-playbook failed:\n" + proc.stdout[-3000:] + proc.stderr[-2000:])
     return wall, proc.stdout
+
+
+def install_issue_code(tmp: str) -> str:
+    """Build the collection as it was at :data:`ISSUE_CODE_COMMIT` (a detached git worktree of this clone) and install
+    it into a private path of ``tmp``; return that collections path."""
+    worktree, dist, dest = (os.path.join(tmp, name) for name in ("issue-code", "issue-dist", "issue-installed"))
+    galaxy = os.path.join(os.path.dirname(sys.executable), "ansible-galaxy")
+    env = dict(os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_HOME=os.path.join(tmp, "home"))
+    subprocess.run(["git", "-C", REPO, "worktree", "add", "--detach", "-q", worktree, ISSUE_CODE_COMMIT],
+                   check=True, stdin=subprocess.DEVNULL)
+    try:
+        subprocess.run([galaxy, "collection", "build", "--force", "--output-path", dist, worktree], env=env, check=True,
+                       capture_output=True, stdin=subprocess.DEVNULL)
+        archive = [os.path.join(dist, name) for name in os.listdir(dist) if name.endswith(".tar.gz")][0]
+        subprocess.run([galaxy, "collection", "install", "--force", "-p", dest, archive], env=env, check=True,
+                       capture_output=True, stdin=subprocess.DEVNULL)
+    finally:
+        subprocess.run(["git", "-C", REPO, "worktree", "remove", "--force", worktree], check=False,
+                       capture_output=True, stdin=subprocess.DEVNULL)
+    return dest
 
 
 def load() -> float:
@@ -333,11 +362,16 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=1, help="playbook runs per variant (the best is shown with all)")
     parser.add_argument("--no-processes", action="store_true", help="skip the 75 python processes (slow)")
     parser.add_argument("--json", help="also write the figures to this file")
+    parser.add_argument("--calibrate", action="store_true",
+                        help="also run the issue's code (%s) beside ours and scale the anchor to this machine" % ISSUE_CODE_COMMIT[:7])
     args = parser.parse_args()
+    if args.calibrate and args.recipes != 25:
+        parser.error("--calibrate compares with the issue's run of 25 recipes: leave --recipes at 25")
     collections = installed()
     criteria = recipes(args.recipes)
-    runs: dict = {"startup": [], "loop": [], "batch": []}
+    runs: dict = {"startup": [], "loop": [], "batch": [], "issue_loop": []}
     with tempfile.TemporaryDirectory() as tmp:
+        issue_collections = install_issue_code(tmp) if args.calibrate else None
         for round_index in range(args.repeat):
             runs["startup"].append(bench_startup(tmp, collections))
             for key in ("loop", "batch"):
@@ -345,6 +379,10 @@ def main() -> int:
                 run["startup_s"] = runs["startup"][-1]["wall_s"]  # same round, similar load
                 run["round"] = round_index
                 runs[key].append(run)
+            if issue_collections:
+                runs["issue_loop"].append(bench_playbook(tmp, criteria, issue_collections, batch=False))
+        if not runs["issue_loop"]:
+            del runs["issue_loop"]
         processes = None if args.no_processes else bench_processes(tmp, criteria)
         one_case = bench_one_case(tmp, 40)
         profile = profile_in_process(tmp, criteria)
@@ -391,6 +429,22 @@ def main() -> int:
             print("  %-6s %6.2f s   (load %.1f)" % (name, run["wall_s"], run["load"]))
     if processes:
         print("  (processes: %.2f s of the %.2f s is bare interpreter startup)" % (processes["python_startup_s"], processes["wall_s"]))
+    if "issue_loop" in best:
+        factor = best["issue_loop"]["wall_s"] / ISSUE_LOOP_S
+        anchor = ANCHOR_S * factor
+        issue_run = best["issue_loop"]
+        print("Calibrated (--calibrate): the issue's code (%s) runs the loop play in %.2f s here (load %.1f) against %.1f s"
+              " when the anchor was measured: this machine is %.1f x faster; the anchor scaled: %.2f s for 75 aicr"
+              " processes, %.1f ms for one" % (ISSUE_CODE_COMMIT[:7], issue_run["wall_s"], issue_run["load"], ISSUE_LOOP_S,
+                                               1.0 / factor, anchor, anchor / 75 * 1000))
+        for key in ("loop", "batch"):
+            print("  one ansible-playbook run, %-6s %6.2f s  %5.2f x the calibrated anchor (%s)" % (
+                key, best[key]["wall_s"], best[key]["wall_s"] / anchor,
+                "faster" if best[key]["wall_s"] < anchor else "SLOWER"))
+        for deployer in DEPLOYERS:
+            ratio = anchor / 75 / one_case[deployer]["median_s"]
+            print("  one upstream case, %-7s  %4.1f x %s than one aicr process (calibrated, %.1f ms)" % (
+                deployer, ratio if ratio >= 1 else 1 / ratio, "faster" if ratio >= 1 else "SLOWER", anchor / 75 * 1000))
     if args.json:
         with open(args.json, "w", encoding="utf-8") as handle:
             json.dump({"runs": runs, "processes": processes, "profile": profile, "durability": durability,
