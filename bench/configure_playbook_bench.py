@@ -188,8 +188,11 @@ def install_issue_code(tmp: str) -> str:
     worktree, dist, dest = (os.path.join(tmp, name) for name in ("issue-code", "issue-dist", "issue-installed"))
     galaxy = os.path.join(os.path.dirname(sys.executable), "ansible-galaxy")
     env = dict(os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_HOME=os.path.join(tmp, "home"))
-    subprocess.run(["git", "-C", REPO, "worktree", "add", "--detach", "-q", worktree, ISSUE_CODE_COMMIT],
-                   check=True, stdin=subprocess.DEVNULL)
+    added = subprocess.run(["git", "-C", REPO, "worktree", "add", "--detach", "-q", worktree, ISSUE_CODE_COMMIT],
+                           check=False, capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    if added.returncode != 0:
+        raise SystemExit("--calibrate needs commit %s in this clone's history (a full clone, not a shallow one): %s"
+                         % (ISSUE_CODE_COMMIT, added.stderr.strip()))
     try:
         subprocess.run([galaxy, "collection", "build", "--force", "--output-path", dist, worktree], env=env, check=True,
                        capture_output=True, stdin=subprocess.DEVNULL)
