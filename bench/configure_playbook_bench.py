@@ -186,19 +186,16 @@ def install_issue_code(tmp: str) -> str:
     """Build the collection as it was at :data:`ISSUE_CODE_COMMIT` (a detached git worktree of this clone) and install
     it into a private path of ``tmp``; return that collections path."""
     worktree, dist, dest = (os.path.join(tmp, name) for name in ("issue-code", "issue-dist", "issue-installed"))
-    galaxy = os.path.join(os.path.dirname(sys.executable), "ansible-galaxy")
-    env = dict(os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_HOME=os.path.join(tmp, "home"))
     added = subprocess.run(["git", "-C", REPO, "worktree", "add", "--detach", "-q", worktree, ISSUE_CODE_COMMIT],
                            check=False, capture_output=True, text=True, stdin=subprocess.DEVNULL)
     if added.returncode != 0:
         raise SystemExit("--calibrate needs commit %s in this clone's history (a full clone, not a shallow one): %s"
                          % (ISSUE_CODE_COMMIT, added.stderr.strip()))
-    try:
-        subprocess.run([galaxy, "collection", "build", "--force", "--output-path", dist, worktree], env=env, check=True,
-                       capture_output=True, stdin=subprocess.DEVNULL)
-        archive = [os.path.join(dist, name) for name in os.listdir(dist) if name.endswith(".tar.gz")][0]
-        subprocess.run([galaxy, "collection", "install", "--force", "-p", dest, archive], env=env, check=True,
-                       capture_output=True, stdin=subprocess.DEVNULL)
+    try:  # that tree's own build-and-install script, with this venv
+        subprocess.run([os.path.join(worktree, "scripts", "install_collection.sh"), dist, dest], check=True,
+                       capture_output=True, stdin=subprocess.DEVNULL,
+                       env=dict(os.environ, VENV=os.path.dirname(os.path.dirname(sys.executable)),
+                                ANSIBLE_HOME=os.path.join(tmp, "home")))
     finally:
         subprocess.run(["git", "-C", REPO, "worktree", "remove", "--force", worktree], check=False,
                        capture_output=True, stdin=subprocess.DEVNULL)
